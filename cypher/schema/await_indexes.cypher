@@ -1,0 +1,2 @@
+// Wait until newly created indexes are online (seconds).
+CALL db.awaitIndexes($timeout)

@@ -1,0 +1,1 @@
+DROP CONSTRAINT `{{ name }}` IF EXISTS

@@ -1,0 +1,3 @@
+SHOW INDEXES YIELD name, type, owningConstraint
+WHERE type <> 'LOOKUP' AND owningConstraint IS NULL
+RETURN name

@@ -1,0 +1,1 @@
+"""Packaged copies of the top-level cypher/, procedures/, migrations/ and schema/ folders."""

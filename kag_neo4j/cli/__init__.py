@@ -1,0 +1,46 @@
+"""The `kag-neo4j` command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kag_neo4j import __version__
+from kag_neo4j.cli import migrate, server
+
+app = typer.Typer(
+    name="kag-neo4j",
+    help="Knowledge Augmented Generation that reasons inside Neo4j.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(server.app, name="server")
+app.add_typer(migrate.app, name="migrate")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kag-neo4j {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    uri: str | None = typer.Option(None, "--uri", help="Neo4j URI (bolt://, neo4j://, neo4j+s://); overrides NEO4J_URI."),
+    username: str | None = typer.Option(None, "--username", help="Overrides NEO4J_USERNAME."),
+    password: str | None = typer.Option(None, "--password", help="Overrides NEO4J_PASSWORD."),
+    database: str | None = typer.Option(None, "--database", help="Overrides NEO4J_DATABASE."),
+    home: Path | None = typer.Option(None, "--home", help="Cache directory for the local server and models (KAG_HOME)."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """Global flags; they win over the environment and kag.toml."""
+    ctx.obj = {
+        "neo4j_uri": uri, "neo4j_username": username, "neo4j_password": password,
+        "neo4j_database": database, "home": home,
+    }
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,107 @@
+"""`kag-neo4j server start | stop | status | logs`: the local Neo4j + GDS + APOC."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from kag_neo4j.cli.common import console, reports_errors, settings_from
+from kag_neo4j.store import server as local_server
+from kag_neo4j.store.provision import is_provisioned
+
+app = typer.Typer(help="Run a local Neo4j 5.26 with GDS and APOC (no Docker needed).", no_args_is_help=True)
+
+
+@app.command()
+@reports_errors
+def start(ctx: typer.Context) -> None:
+    """Provision (first time, from Maven Central) and start the local server; wait until it answers."""
+    settings = settings_from(ctx)
+    if settings.neo4j_uri:
+        console.print(f"NEO4J_URI is set ({settings.neo4j_uri}): kag-neo4j uses that Neo4j, no local server needed.")
+        return
+    current = local_server.status(settings)
+    if current.running and current.state:
+        console.print(f"already running on [bold]{current.state.uri}[/] (pid {current.state.pid})")
+        return
+    if current.state is not None:
+        console.print(f"[yellow]{current.note}[/]")
+    first = not is_provisioned(settings)
+    began = time.monotonic()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True) as progress:
+        task = progress.add_task(
+            "fetching Neo4j, GDS and APOC from Maven Central (first start only)" if first else "starting Neo4j", total=None
+        )
+        downloaded = 0
+
+        def on_download(name: str) -> None:
+            nonlocal downloaded
+            downloaded += 1
+            progress.update(task, description=f"fetched {downloaded} artifacts from Maven Central: {name}")
+
+        def on_wait(seconds: float) -> None:
+            progress.update(task, description=f"waiting for Bolt ({seconds:.0f} s)")
+
+        state, _ = local_server.start(settings, on_download=on_download, on_wait=on_wait)
+    versions = local_server.check_plugins(state.uri)
+    console.print(
+        f"Neo4j {versions['neo4j']} with GDS {versions['gds']} and APOC {versions['apoc']} running on "
+        f"[bold]{state.uri}[/] (pid {state.pid}) in {time.monotonic() - began:.1f} s"
+    )
+
+
+@app.command()
+@reports_errors
+def stop(ctx: typer.Context, timeout: float = typer.Option(60.0, help="Seconds to wait before killing.")) -> None:
+    """Stop the local server (SIGTERM, bounded wait, then kill)."""
+    console.print(local_server.stop(settings_from(ctx), timeout=timeout))
+
+
+@app.command()
+@reports_errors
+def status(ctx: typer.Context) -> None:
+    """Is the local server running, and where."""
+    settings = settings_from(ctx)
+    current = local_server.status(settings)
+    console.print(current.note)
+    if current.running and current.state:
+        versions = local_server.check_plugins(current.state.uri)
+        console.print(f"Neo4j {versions['neo4j']}, GDS {versions['gds']}, APOC {versions['apoc']}; data in {current.state.instance}")
+    else:
+        raise typer.Exit(3)
+
+
+@app.command()
+@reports_errors
+def uri(ctx: typer.Context) -> None:
+    """Print the Bolt URI of the running local server (for NEO4J_URI=$(kag-neo4j server uri))."""
+    state = local_server.read_state(settings_from(ctx))
+    if state is None:
+        console.print("the local server is not running; start it with `kag-neo4j server start`")
+        raise typer.Exit(3)
+    typer.echo(state.uri)
+
+
+@app.command()
+@reports_errors
+def logs(
+    ctx: typer.Context,
+    lines: int = typer.Option(50, "--lines", "-n", help="How many lines from the end."),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines."),
+) -> None:
+    """Print the end of the local server's log."""
+    settings = settings_from(ctx)
+    path = local_server.console_log(settings)
+    for line in local_server.log_tail(settings, lines):
+        console.print(line, highlight=False, markup=False)
+    if follow and path.exists():
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            handle.seek(0, 2)
+            while True:
+                line = handle.readline()
+                if line:
+                    console.print(line.rstrip("\n"), highlight=False, markup=False)
+                else:
+                    time.sleep(0.5)

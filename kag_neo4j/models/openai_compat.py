@@ -1,0 +1,308 @@
+"""Any OpenAI-compatible server: OpenAI, vLLM, Ollama, DeepSeek, Qwen/DashScope, llama.cpp server...
+
+Configure ``KAG_LLM_PROVIDER=openai``, ``KAG_LLM_BASE_URL``, ``KAG_LLM_MODEL`` and (if the server
+wants one) ``KAG_LLM_API_KEY``. Structured output starts with ``response_format=json_schema``; a
+server that rejects it is asked with ``json_object`` next, then with the schema in the prompt only
+(the mode that worked is remembered). Every reply is validated either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Literal
+
+from kag_neo4j.errors import ConfigError, ModelError, ModelTimeoutError, ModelUnavailableError, TransientModelError
+
+from .base import ChatMessage
+from .chat import ChatLLM, Completion, RetryPolicy, estimate_tokens
+from .embedding import BatchedEmbedder
+from .registry import KNOWN_DIMENSIONS
+from .structured import with_schema_instruction
+from .usage import Usage
+
+logger = logging.getLogger(__name__)
+
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured", "format")
+
+
+def resolve_api_key(api_key: str | None, base_url: str | None) -> str:
+    """The key to send: configured, else ``OPENAI_API_KEY``, else a placeholder for local servers."""
+    if api_key:
+        return api_key
+    env = os.environ.get("OPENAI_API_KEY")
+    if env:
+        return env
+    if base_url:
+        return "not-needed"  # vLLM, Ollama and llama.cpp servers accept any key unless told otherwise
+    raise ConfigError(
+        "KAG_LLM_PROVIDER=openai without KAG_LLM_BASE_URL talks to api.openai.com and needs a key: "
+        "set KAG_LLM_API_KEY (or OPENAI_API_KEY), or set KAG_LLM_BASE_URL for a local server"
+    )
+
+
+def translate_error(exc: Exception, *, what: str) -> ModelError:
+    """Map an ``openai`` SDK exception to a kag-neo4j error (transient ones are retried)."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelTimeoutError(f"{what}: the server did not answer in time")
+    if isinstance(exc, openai.APIConnectionError):
+        return TransientModelError(f"{what}: cannot connect ({exc})")
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return ModelError(f"{what}: the server refused the API key ({exc}); check KAG_LLM_API_KEY")
+    if isinstance(exc, openai.NotFoundError):
+        return ModelError(f"{what}: not found ({exc}); check KAG_LLM_MODEL and KAG_LLM_BASE_URL (it usually ends in /v1)")
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (408, 409, 425, 429) or exc.status_code >= 500:
+            return TransientModelError(f"{what}: HTTP {exc.status_code} ({exc})")
+        return ModelError(f"{what}: HTTP {exc.status_code} ({exc})")
+    return ModelError(f"{what}: {exc}")
+
+
+def _mentions(exc: Exception, words: tuple[str, ...]) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in words)
+
+
+class OpenAICompatLLM(ChatLLM):
+    """A chat model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured_mode: StructuredMode = "json_schema",
+        extra_body: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        if not model:
+            raise ConfigError("KAG_LLM_PROVIDER=openai needs KAG_LLM_MODEL (the model name the server serves)")
+        if structured_mode not in _MODES:
+            raise ConfigError(f"structured_mode must be one of {_MODES}, got {structured_mode!r}")
+        super().__init__(model_id=model, **options)
+        self.base_url = base_url
+        self._api_key = resolve_api_key(api_key, base_url)
+        self.structured_mode: StructuredMode = structured_mode
+        self.extra_body = extra_body
+        self._token_param = "max_tokens"
+        self._client: Any = None
+        self._aclient: Any = None
+        self._init_lock = threading.Lock()
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url or "https://api.openai.com/v1"
+
+    # ------------------------------------------------------------------ clients
+    def _sdk(self) -> Any:
+        try:
+            import openai
+        except ImportError as exc:  # pragma: no cover - openai is a dependency
+            raise ModelUnavailableError("the openai provider needs the openai package: pip install openai") from exc
+        return openai
+
+    def client(self) -> Any:
+        with self._init_lock:
+            if self._client is None:
+                self._client = self._sdk().OpenAI(
+                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
+                )
+            return self._client
+
+    def aclient(self) -> Any:
+        with self._init_lock:
+            if self._aclient is None:
+                self._aclient = self._sdk().AsyncOpenAI(
+                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
+                )
+            return self._aclient
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # ------------------------------------------------------------------ ChatLLM hooks
+    def _enforces_schema(self) -> bool:
+        return self.structured_mode == "json_schema"
+
+    def _request(
+        self, messages: list[ChatMessage], max_tokens: int, temperature: float, schema: dict[str, Any] | None, timeout: float
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": temperature,
+            self._token_param: max_tokens,
+            "timeout": timeout,
+        }
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
+        if schema is not None and self.structured_mode == "json_schema":
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": str(schema.get("title") or "response")[:64], "schema": schema, "strict": False},
+            }
+        elif schema is not None and self.structured_mode == "json_object":
+            request["response_format"] = {"type": "json_object"}
+        return request
+
+    def _adapt(self, exc: Exception, schema: dict[str, Any] | None) -> bool:
+        """After a 400: switch to a mode/parameter the server accepts. True when a retry makes sense."""
+        import openai
+
+        if not isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+            return False
+        if self._token_param == "max_tokens" and _mentions(exc, ("max_tokens", "max_completion_tokens")):
+            self._token_param = "max_completion_tokens"
+            return True
+        if schema is not None and self.structured_mode != "prompt" and _mentions(exc, _FORMAT_WORDS):
+            following = _MODES[_MODES.index(self.structured_mode) + 1]
+            logger.warning(
+                "%s at %s rejected response_format=%s; using %s from now on",
+                self.model_id, self.endpoint, self.structured_mode, following,
+            )
+            self.structured_mode = following
+            return True
+        return False
+
+    def _messages_for_mode(
+        self, messages: list[ChatMessage], schema: dict[str, Any] | None, was_enforced: bool
+    ) -> list[ChatMessage]:
+        # the base class left the schema out of the prompt while json_schema was in force
+        if schema is not None and was_enforced and not self._enforces_schema():
+            return with_schema_instruction(messages, schema)
+        return messages
+
+    @staticmethod
+    def _completion(response: Any, messages: list[ChatMessage]) -> Completion:
+        if not response.choices:
+            raise TransientModelError("the server returned no choices")
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        usage = response.usage
+        prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
+        completion_tokens = getattr(usage, "completion_tokens", None) if usage else None
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_tokens if prompt_tokens is not None else sum(estimate_tokens(m.content) for m in messages),
+            completion_tokens=completion_tokens if completion_tokens is not None else estimate_tokens(text),
+            finish_reason=choice.finish_reason,
+        )
+
+    def _complete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        schema: dict[str, Any] | None,
+        timeout: float,
+    ) -> Completion:
+        what = f"{self.model_id} at {self.endpoint}"
+        for _ in range(len(_MODES) + 1):
+            enforced = self._enforces_schema()
+            try:
+                response = self.client().chat.completions.create(
+                    **self._request(messages, max_tokens, temperature, schema, timeout)
+                )
+            except Exception as exc:  # noqa: BLE001 - translated below
+                if self._adapt(exc, schema):
+                    messages = self._messages_for_mode(messages, schema, enforced)
+                    continue
+                if isinstance(exc, ModelError):
+                    raise
+                raise translate_error(exc, what=what) from exc
+            return self._completion(response, messages)
+        raise ModelError(f"{what}: the server rejected every request format")
+
+    async def _acomplete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        schema: dict[str, Any] | None,
+        timeout: float,
+    ) -> Completion:
+        what = f"{self.model_id} at {self.endpoint}"
+        for _ in range(len(_MODES) + 1):
+            enforced = self._enforces_schema()
+            try:
+                response = await self.aclient().chat.completions.create(
+                    **self._request(messages, max_tokens, temperature, schema, timeout)
+                )
+            except Exception as exc:  # noqa: BLE001 - translated below
+                if self._adapt(exc, schema):
+                    messages = self._messages_for_mode(messages, schema, enforced)
+                    continue
+                if isinstance(exc, ModelError):
+                    raise
+                raise translate_error(exc, what=what) from exc
+            return self._completion(response, messages)
+        raise ModelError(f"{what}: the server rejected every request format")
+
+
+class OpenAIEmbedder(BatchedEmbedder):
+    """Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint."""
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        batch_size: int = 32,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        name = model or "text-embedding-3-small"
+        super().__init__(
+            model_id=name, dimension=dimensions or KNOWN_DIMENSIONS.get(name), batch_size=batch_size, usage=usage
+        )
+        self.base_url = base_url
+        self.request_dimensions = dimensions
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._api_key = resolve_api_key(api_key, base_url)
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0)
+        return self._client
+
+    def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
+        import time
+
+        if not texts:
+            return []
+        request: dict[str, Any] = {"model": self.model_id, "input": texts}
+        if self.request_dimensions:
+            request["dimensions"] = self.request_dimensions
+        what = f"embedding model {self.model_id} at {self.base_url or 'api.openai.com'}"
+        retries = 0
+        while True:
+            try:
+                response = self.client().embeddings.create(**request)
+                return [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
+            except Exception as exc:  # noqa: BLE001 - translated below
+                error = translate_error(exc, what=what)
+                if not isinstance(error, TransientModelError) or retries >= self.retry.max_retries:
+                    raise error from exc
+                time.sleep(self.retry.delay(retries))
+                retries += 1

@@ -1,0 +1,315 @@
+"""The local Neo4j server: start, stop, status and logs, with its state recorded on disk.
+
+The instance lives in ``KAG_HOME/server/instance`` (conf, data, logs, run). ``state.json`` beside
+it records the pid and Bolt port of a running server, so every other command finds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kag_neo4j.config import Settings
+from kag_neo4j.errors import ServerError
+from kag_neo4j.store.java import find_java
+from kag_neo4j.store.provision import Runtime, provision
+
+_JVM_FLAGS = (
+    "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields", "-XX:+DisableExplicitGC", "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true", "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED", "-Dlog4j2.disable.jmx=true", "-Dfile.encoding=UTF-8",
+    "-Djol.skipHotspotSAAttach=true",
+)
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What ``state.json`` records about a running local server."""
+
+    pid: int
+    port: int
+    instance: str
+    neo4j_version: str
+    gds_version: str
+    apoc_version: str
+    started_at: float
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    state: ServerState | None
+    note: str = ""
+
+
+def instance_dir(settings: Settings) -> Path:
+    """One server instance (conf, data, logs) per KAG_SERVER_NAME; all share the runtime jars."""
+    return settings.home / "server" / "instances" / settings.server_name
+
+
+def _state_file(settings: Settings) -> Path:
+    return instance_dir(settings) / "state.json"
+
+
+def console_log(settings: Settings) -> Path:
+    return instance_dir(settings) / "logs" / "console.log"
+
+
+def _load_state(settings: Settings) -> ServerState | None:
+    path = _state_file(settings)
+    if not path.exists():
+        return None
+    try:
+        return ServerState(**json.loads(path.read_text()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        raise ServerError(f"the server state file {path} is unreadable ({exc}); delete it and retry") from exc
+
+
+def _pid_is_our_server(pid: int, instance: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return f"--home-dir={instance}".encode() in args
+    return True  # no /proc (macOS): trust the live pid
+
+
+def read_state(settings: Settings) -> ServerState | None:
+    """The state of the running local server, or None (a stale record is ignored)."""
+    state = _load_state(settings)
+    if state is None or not _pid_is_our_server(state.pid, state.instance):
+        return None
+    return state
+
+
+def status(settings: Settings) -> ServerStatus:
+    state = _load_state(settings)
+    if state is None:
+        return ServerStatus(False, None, "not running")
+    if not _pid_is_our_server(state.pid, state.instance):
+        return ServerStatus(
+            False, state, f"stale record: pid {state.pid} in {_state_file(settings)} is not running (it will be replaced on start)"
+        )
+    return ServerStatus(True, state, f"running on {state.uri} (pid {state.pid})")
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _choose_port(preferred: int) -> int:
+    if port_is_free(preferred):
+        return preferred
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _write_config(instance: Path, runtime: Runtime, port: int, settings: Settings) -> Path:
+    conf = instance / "conf"
+    for sub in ("conf", "data", "logs", "run", "import"):
+        (instance / sub).mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Written by kag-neo4j on every start; edits are overwritten.",
+        f"server.directories.data={instance / 'data'}",
+        f"server.directories.logs={instance / 'logs'}",
+        f"server.directories.run={instance / 'run'}",
+        f"server.directories.import={instance / 'import'}",
+        f"server.directories.plugins={runtime.plugins}",
+        "server.default_listen_address=127.0.0.1",
+        "server.bolt.enabled=true",
+        f"server.bolt.listen_address=127.0.0.1:{port}",
+        "server.http.enabled=false",
+        "server.https.enabled=false",
+        "dbms.security.auth_enabled=false",
+        "dbms.security.procedures.unrestricted=gds.*,apoc.*",
+        f"server.memory.pagecache.size={settings.server_pagecache}",
+        "db.tx_log.rotation.retention_policy=100M size",
+        "dbms.usage_report.enabled=false",
+    ]
+    (conf / "neo4j.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (conf / "apoc.conf").write_text("apoc.export.file.enabled=false\n", encoding="utf-8")
+    return conf
+
+
+def _useful_log_lines(settings: Settings, limit: int = 25) -> str:
+    path = console_log(settings)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return f"(no server log at {path})"
+    important = [line for line in lines if " ERROR " in line or "Exception" in line or "Caused by" in line]
+    chosen = (important[-limit:] if important else lines[-limit:])
+    return "\n".join(chosen)
+
+
+def _ping(uri: str) -> bool:
+    import neo4j
+
+    try:
+        with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=3) as driver:
+            with driver.session() as session:  # the default database is online, not just Bolt
+                session.run("RETURN 1").consume()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not ready yet"
+        return False
+
+
+def check_plugins(uri: str) -> dict[str, str]:
+    """Versions of Neo4j, GDS and APOC as the server reports them (raises when one is missing)."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+        record = driver.execute_query(
+            "CALL dbms.components() YIELD versions "
+            "RETURN versions[0] AS neo4j, gds.version() AS gds, apoc.version() AS apoc"
+        ).records[0]
+    return {"neo4j": record["neo4j"], "gds": record["gds"], "apoc": record["apoc"]}
+
+
+def start(
+    settings: Settings,
+    *,
+    on_download: Callable[[str], None] | None = None,
+    on_wait: Callable[[float], None] | None = None,
+) -> tuple[ServerState, bool]:
+    """Start the local server (provisioning it first); returns (state, started_now)."""
+    current = status(settings)
+    if current.running and current.state is not None:
+        return current.state, False
+    runtime = provision(settings, on_download)
+    java = find_java(settings.java_home)
+    instance = instance_dir(settings)
+    lock = instance / "data" / "databases" / "store_lock"
+    port = _choose_port(settings.server_port)
+    conf = _write_config(instance, runtime, port, settings)
+    log = console_log(settings)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    command = [
+        str(java), "-Xms512m", f"-Xmx{settings.server_heap}", *_JVM_FLAGS,
+        "-cp", f"{runtime.plugins}/*{os.pathsep}{runtime.lib}/*",
+        runtime.entry_point(), f"--home-dir={instance}", f"--config-dir={conf}", "--console-mode",
+    ]
+    with log.open("ab") as out:
+        out.write(f"\n--- kag-neo4j start {time.strftime('%Y-%m-%d %H:%M:%S')} port {port}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=instance, start_new_session=True,
+        )
+    state = ServerState(
+        pid=proc.pid, port=port, instance=str(instance), neo4j_version=runtime.neo4j_version,
+        gds_version=runtime.gds_version, apoc_version=runtime.apoc_version, started_at=time.time(),
+    )
+    _state_file(settings).parent.mkdir(parents=True, exist_ok=True)
+    _state_file(settings).write_text(json.dumps(asdict(state)), encoding="utf-8")
+    began = time.monotonic()
+    while True:
+        waited = time.monotonic() - began
+        code = proc.poll()
+        if code is not None:
+            _state_file(settings).unlink(missing_ok=True)
+            hint = ""
+            if code == 2 and lock.exists():
+                hint = f"\nAnother Neo4j may be using {instance / 'data'} (store lock); stop it first."
+            if code == 3:
+                hint = "\nInvalid configuration or more memory asked than the machine has (KAG_SERVER_HEAP, KAG_SERVER_PAGECACHE)."
+            raise ServerError(
+                f"Neo4j exited with code {code} during start-up. Useful lines of {log}:\n"
+                + _useful_log_lines(settings) + hint
+            )
+        if _ping(state.uri):
+            break
+        if waited > settings.server_start_timeout:
+            _terminate(proc.pid, 30)
+            _state_file(settings).unlink(missing_ok=True)
+            raise ServerError(
+                f"Neo4j did not answer on {state.uri} within {settings.server_start_timeout:.0f} s "
+                f"(KAG_SERVER_START_TIMEOUT). Last lines of {log}:\n" + _useful_log_lines(settings)
+            )
+        if on_wait:
+            on_wait(waited)
+        time.sleep(0.5)
+    try:
+        check_plugins(state.uri)
+    except Exception as exc:
+        raise ServerError(
+            f"Neo4j started on {state.uri} but GDS/APOC do not answer ({exc}). Log:\n" + _useful_log_lines(settings)
+        ) from exc
+    return state, True
+
+
+def _terminate(pid: int, timeout: float) -> bool:
+    """SIGTERM, wait up to ``timeout`` seconds, then SIGKILL; True when it ended cleanly."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            finished, _ = os.waitpid(pid, os.WNOHANG)
+            if finished == pid:
+                return True
+        except ChildProcessError:
+            pass  # not our child: poll its existence instead
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.25)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def stop(settings: Settings, timeout: float = 60.0) -> str:
+    """Stop the local server; returns what happened in words."""
+    current = status(settings)
+    if current.state is None:
+        return "not running"
+    if not current.running:
+        _state_file(settings).unlink(missing_ok=True)
+        return f"not running (removed a stale record of pid {current.state.pid})"
+    clean = _terminate(current.state.pid, timeout)
+    _state_file(settings).unlink(missing_ok=True)
+    return "stopped" if clean else f"did not stop within {timeout:.0f} s; killed pid {current.state.pid}"
+
+
+def log_tail(settings: Settings, lines: int = 50) -> list[str]:
+    path = console_log(settings)
+    if not path.exists():
+        return []
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]

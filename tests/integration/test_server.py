@@ -1,0 +1,71 @@
+"""The local launcher's lifecycle on a real Neo4j: idempotent start, port choice, stale state, crash report.
+
+Uses its own server instance (``pytest-lifecycle``) beside the test session's server and shares
+the provisioned runtime jars in KAG_HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from kag_neo4j.config import Settings, load_settings
+from kag_neo4j.errors import ServerError
+from kag_neo4j.store import server
+
+pytestmark = pytest.mark.skipif(shutil.which("mvn") is None or shutil.which("java") is None,
+                                reason="the local launcher needs Java and Maven")
+
+
+@pytest.fixture
+def lifecycle() -> Iterator[Settings]:
+    settings = load_settings(server_name="pytest-lifecycle", neo4j_uri=None)
+    settings = settings.model_copy(update={"neo4j_uri": None})
+    yield settings
+    server.stop(settings, timeout=30)
+
+
+def test_start_is_idempotent_and_stop_is_clean(lifecycle: Settings) -> None:
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        taken = blocker.getsockname()[1]
+        settings = lifecycle.model_copy(update={"server_port": taken})
+        state, started = server.start(settings)
+    assert started
+    assert state.port != taken, "a taken port must not be reused"
+    assert server.read_state(settings) == state
+    versions = server.check_plugins(state.uri)
+    assert versions["gds"].startswith("2.13") and versions["apoc"].startswith("5.26")
+
+    again, started_again = server.start(settings)
+    assert not started_again and again.pid == state.pid
+
+    assert server.stop(settings) == "stopped"
+    assert server.status(settings).running is False
+    assert server.stop(settings) == "not running"
+
+
+def test_stale_state_is_explained_and_replaced(lifecycle: Settings) -> None:
+    state_file = server.instance_dir(lifecycle) / "state.json"
+    state_file.parent.mkdir(parents=True, exist_ok=True)
+    state_file.write_text(json.dumps({
+        "pid": 999_999, "port": 1, "instance": str(server.instance_dir(lifecycle)), "neo4j_version": "x",
+        "gds_version": "x", "apoc_version": "x", "started_at": 0.0,
+    }))
+    current = server.status(lifecycle)
+    assert not current.running and "stale record: pid 999999" in current.note
+    assert server.read_state(lifecycle) is None
+    assert "removed a stale record" in server.stop(lifecycle)
+    assert not state_file.exists()
+
+
+def test_crash_reports_the_useful_log_lines(lifecycle: Settings) -> None:
+    broken = lifecycle.model_copy(update={"server_pagecache": "lots"})
+    with pytest.raises(ServerError, match=r"exited with code \d+ during start-up(.|\n)*pagecache"):
+        server.start(broken)
+    assert server.status(broken).state is None
