@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -63,11 +64,20 @@ def _load(file: Path, namespace: str | None) -> ResolvedSchema:
     return schema
 
 
+def _embedder_dimension() -> Callable[[Settings], int] | None:
+    """``kag_neo4j.models.embedder_dimension`` when the models layer provides it."""
+    try:
+        models = importlib.import_module("kag_neo4j.models")
+        function = getattr(models, "embedder_dimension", None)
+    except ImportError:
+        return None
+    return function if callable(function) else None
+
+
 def embedding_dimensions(settings: Settings, flag: int | None) -> int:
     """The vector dimension: the configured embedder's, else ``--dimensions``, else settings, else 384."""
-    models = importlib.import_module("kag_neo4j.models")
-    from_embedder = getattr(models, "embedder_dimension", None)
-    if callable(from_embedder):
+    from_embedder = _embedder_dimension()
+    if from_embedder is not None:
         dimension = int(from_embedder(settings))
         if flag is not None and flag != dimension:
             raise ConfigError(

@@ -58,7 +58,9 @@ class DdlStatement(BaseModel):
 
     def describe(self) -> str:
         target = f"(:{self.label} {{{', '.join(self.properties)}}})"
-        note = f" ({self.note})" if self.note else ""
+        notes = [f"dimension {self.params['dimensions']}"] if "dimensions" in self.params else []
+        notes += [self.note] if self.note else []
+        note = f" ({'; '.join(notes)})" if notes else ""
         return f"{self.action.value:7} {self.kind:10} {self.name} on {target}{note}"
 
 

@@ -55,6 +55,7 @@ TYPE_META = ("desc", "properties", "relations", "hypernymPredicate", "autoRelate
 PREDICATE_META = ("desc", "constraint", "index", "rule", "properties")
 SUBPROPERTY_META = ("desc", "constraint", "index", "rule")
 _ALL_META = frozenset(TYPE_META + PREDICATE_META)
+_VALUE_TYPE_LIKE = re.compile(r"\s*(?:STD\.\w+|[A-Z]\w*)\s*")
 
 
 def _valid(name: str, what: str) -> bool:
@@ -182,8 +183,19 @@ def _meta_key(node: Node, allowed: tuple[str, ...], context: str) -> tuple[str, 
     key, start = cursor.token(_WORD)
     cursor.skip_ws()
     if key not in allowed or not cursor.peek(":"):
-        looks_like_predicate = cursor.peek("(") or cursor.peek("#") or (cursor.peek(":") and key not in _ALL_META)
-        hint = "; properties go under a 'properties:' line" if looks_like_predicate else ""
+        after_colon = cursor.text[cursor.pos + 1 : cursor.end] if cursor.peek(":") else ""
+        looks_like_predicate = cursor.peek("(") or cursor.peek("#") or (
+            key not in _ALL_META and _VALUE_TYPE_LIKE.fullmatch(after_colon) is not None
+        )
+        if looks_like_predicate:
+            hint = "; predicates go under a 'properties:' or 'relations:' line" if "relations" in allowed else \
+                "; sub-properties go under a 'properties:' line"
+            if "properties" not in allowed:
+                hint = "; sub-properties cannot be nested further"
+        elif key in _ALL_META and cursor.peek(":"):
+            hint = f"; '{key}:' is not allowed here"
+        else:
+            hint = ""
         raise cursor.error(expected + hint, start)
     cursor.pos += 1
     return key, cursor
@@ -252,6 +264,7 @@ def _index(cursor: _Cursor) -> IndexKind:
 
 
 def _rule(cursor: _Cursor) -> str | None:
+    cursor.skip_ws()
     if cursor.line.rule is None:
         raise cursor.error("'[[' opening a rule block (rule: [[ ... ]])")
     cursor.pos = cursor.end  # the lexer cut the line after '[['

@@ -122,7 +122,7 @@ class _Checker:
         if hypernym is not None:
             if kind is not TypeKind.CONCEPT:
                 self.issue(decl.hypernym_location, f"expected hypernymPredicate only on a ConceptType, found it on "
-                           f"{name!r}, a {kind.value}; remove it")
+                           f"{name!r} of kind {kind.value}; remove it")
             elif hypernym not in HYPERNYM_PREDICATES:
                 self.issue(decl.hypernym_location, f"expected a hypernym predicate ({', '.join(HYPERNYM_PREDICATES)}), "
                            f"found {hypernym!r}")

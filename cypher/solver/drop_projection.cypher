@@ -1,0 +1,2 @@
+CALL gds.graph.drop($graph_name, false) YIELD graphName
+RETURN graphName

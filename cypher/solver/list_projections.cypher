@@ -1,0 +1,3 @@
+CALL gds.graph.list() YIELD graphName
+WHERE graphName STARTS WITH $prefix
+RETURN graphName AS name

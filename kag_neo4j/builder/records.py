@@ -1,0 +1,80 @@
+"""The records that flow through the builder: documents, chunks and what extraction found.
+
+Readers produce :class:`SourceDocument`; splitters produce :class:`ChunkRecord`; extractors
+(full: one LLM call per chunk; light: NER + co-occurrence, no LLM) produce
+:class:`ChunkExtraction`; the normaliser, aligner, vectoriser and writer consume them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+PropertyValue = str | int | float | bool
+
+
+class SourceDocument(BaseModel):
+    """One input document (a file, or one record of a JSON/JSONL/CSV corpus)."""
+
+    id: str = Field(description="stable id: from the record, else derived from the path")
+    title: str
+    source: str = Field(description="where it came from: a path, path#record or URL")
+    text: str = ""
+    sha256: str = Field(description="hash of the content; a changed document has a new hash")
+    media_type: str = "text/plain"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    #: structured records that map onto schema types directly (CSV/JSON structured chain)
+    records: list[dict[str, Any]] = Field(default_factory=list)
+    record_type: str | None = None
+
+
+class ChunkRecord(BaseModel):
+    """A piece of a document; ``id`` = ``<document id>#<paragraph>#<index>``."""
+
+    id: str
+    document_id: str
+    text: str
+    title: str = ""
+    title_path: list[str] = Field(default_factory=list)
+    position: int = Field(ge=0, description="order of the chunk in its document")
+    paragraph: int = Field(ge=0)
+    index: int = Field(ge=0, description="index of the chunk within its paragraph/section")
+
+
+class ExtractedEntity(BaseModel):
+    name: str
+    type: str = "Entity"
+    description: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+
+
+class ExtractedRelation(BaseModel):
+    subject: str
+    predicate: str
+    object: str
+    subject_type: str | None = None
+    object_type: str | None = None
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class ExtractedEvent(BaseModel):
+    name: str
+    type: str = "Event"
+    description: str = ""
+    roles: dict[str, str] = Field(default_factory=dict, description="role name -> entity name")
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+
+
+class ChunkExtraction(BaseModel):
+    """Everything extracted from one chunk, before normalisation and alignment."""
+
+    chunk_id: str
+    entities: list[ExtractedEntity] = Field(default_factory=list)
+    relations: list[ExtractedRelation] = Field(default_factory=list)
+    events: list[ExtractedEvent] = Field(default_factory=list)
+    mode: str = Field(default="full", description="full | light | structured")
+    #: off-schema output kept as open facts or reported, never silently relabelled
+    issues: list[str] = Field(default_factory=list)

@@ -1,0 +1,173 @@
+"""Adapters so neo4j-graphrag (1.22) components can use our models.
+
+``as_graphrag_llm(llm)`` is an ``LLMBase`` (both ``LLMInterface`` and ``LLMInterfaceV2``): it takes
+a prompt string (V1) or a list of messages (V2), and ``response_format`` as a pydantic class or a
+JSON-schema dict, so ``LLMEntityRelationExtractor(use_structured_output=True)`` works.
+``as_graphrag_embedder(embedder)`` is a graphrag ``Embedder``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j_graphrag.embeddings.base import Embedder as GraphragEmbedderBase
+from neo4j_graphrag.exceptions import EmbeddingsGenerationError, LLMGenerationError
+from neo4j_graphrag.llm.base import LLMBase
+from neo4j_graphrag.llm.types import LLMResponse, LLMUsage
+from neo4j_graphrag.llm.utils import legacy_inputs_to_messages
+from pydantic import BaseModel
+
+from kag_neo4j.errors import KagError
+
+from .base import LLM, ChatMessage, Embedder
+from .chat import ChatLLM, Completion
+
+
+def _schema_of(response_format: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema inside an OpenAI-style ``response_format`` dict (or the dict itself)."""
+    kind = response_format.get("type")
+    if kind == "json_schema" and isinstance(response_format.get("json_schema"), dict):
+        return dict(response_format["json_schema"].get("schema") or {"type": "object"})
+    if kind == "json_object":
+        return dict(response_format.get("schema") or {"type": "object"})
+    return dict(response_format)
+
+
+def _usage(completion: Completion | None) -> LLMUsage | None:
+    if completion is None:
+        return None
+    return LLMUsage(
+        request_tokens=completion.prompt_tokens,
+        response_tokens=completion.completion_tokens,
+        total_tokens=completion.prompt_tokens + completion.completion_tokens,
+    )
+
+
+class GraphragLLM(LLMBase):
+    """One of our LLMs behind neo4j-graphrag's LLM interfaces (V1 and V2)."""
+
+    supports_structured_output = True
+
+    def __init__(self, llm: LLM, *, stage: str = "graphrag", max_tokens: int | None = None) -> None:
+        super().__init__(model_name=llm.model_id)
+        self.llm = llm
+        self.stage = stage
+        self.max_tokens = max_tokens
+
+    def _messages(
+        self, input: Any, message_history: Any, system_instruction: str | None
+    ) -> list[ChatMessage]:
+        raw = legacy_inputs_to_messages(input, message_history=message_history, system_instruction=system_instruction)
+        return [ChatMessage(role=m["role"], content=m["content"]) for m in raw]
+
+    def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "stage": kwargs.get("stage", self.stage),
+            "max_tokens": kwargs.get("max_tokens", self.model_params.get("max_tokens", self.max_tokens)),
+            "temperature": kwargs.get("temperature", self.model_params.get("temperature", 0.0)),
+        }
+
+    def invoke(  # type: ignore[override]
+        self,
+        input: str | list[Any],
+        message_history: Any = None,
+        system_instruction: str | None = None,
+        response_format: type[BaseModel] | dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LLMResponse:
+        messages = self._messages(input, message_history, system_instruction)
+        options = self._options(kwargs)
+        try:
+            return self._run(messages, response_format, options)
+        except KagError as exc:
+            raise LLMGenerationError(str(exc)) from exc
+
+    async def ainvoke(  # type: ignore[override]
+        self,
+        input: str | list[Any],
+        message_history: Any = None,
+        system_instruction: str | None = None,
+        response_format: type[BaseModel] | dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LLMResponse:
+        messages = self._messages(input, message_history, system_instruction)
+        options = self._options(kwargs)
+        try:
+            return await self._arun(messages, response_format, options)
+        except KagError as exc:
+            raise LLMGenerationError(str(exc)) from exc
+
+    def _run(self, messages: list[ChatMessage], response_format: Any, options: dict[str, Any]) -> LLMResponse:
+        llm = self.llm
+        if response_format is None:
+            if isinstance(llm, ChatLLM):
+                completion = llm.complete(messages, **options)
+                return LLMResponse(content=completion.text, usage=_usage(completion))
+            return LLMResponse(content=llm.generate(messages, **options))
+        if isinstance(response_format, type) and issubclass(response_format, BaseModel):
+            if isinstance(llm, ChatLLM):
+                value, completion = llm.complete_object(messages, response_format, **options)
+                return LLMResponse(content=value.model_dump_json(), usage=_usage(completion))
+            return LLMResponse(content=llm.generate_object(messages, response_format, **options).model_dump_json())
+        if isinstance(response_format, dict) and isinstance(llm, ChatLLM):
+            data, completion = llm.generate_json(messages, _schema_of(response_format), **options)
+            return LLMResponse(content=json.dumps(data, ensure_ascii=False), usage=_usage(completion))
+        raise LLMGenerationError(f"unsupported response_format {response_format!r} for {type(llm).__name__}")
+
+    async def _arun(self, messages: list[ChatMessage], response_format: Any, options: dict[str, Any]) -> LLMResponse:
+        llm = self.llm
+        if response_format is None:
+            if isinstance(llm, ChatLLM):
+                completion = await llm.acomplete(messages, **options)
+                return LLMResponse(content=completion.text, usage=_usage(completion))
+            return LLMResponse(content=await llm.agenerate(messages, **options))
+        if isinstance(response_format, type) and issubclass(response_format, BaseModel):
+            if isinstance(llm, ChatLLM):
+                value, completion = await llm.acomplete_object(messages, response_format, **options)
+                return LLMResponse(content=value.model_dump_json(), usage=_usage(completion))
+            value = await llm.agenerate_object(messages, response_format, **options)
+            return LLMResponse(content=value.model_dump_json())
+        if isinstance(response_format, dict) and isinstance(llm, ChatLLM):
+            data, completion = await llm.agenerate_json(messages, _schema_of(response_format), **options)
+            return LLMResponse(content=json.dumps(data, ensure_ascii=False), usage=_usage(completion))
+        raise LLMGenerationError(f"unsupported response_format {response_format!r} for {type(llm).__name__}")
+
+
+class GraphragEmbedder(GraphragEmbedderBase):
+    """One of our embedders behind neo4j-graphrag's ``Embedder`` interface."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        super().__init__()
+        self.embedder = embedder
+
+    @property
+    def dimension(self) -> int:
+        return self.embedder.dimension
+
+    def embed_query(self, text: str) -> list[float]:
+        try:
+            return self.embedder.embed_query(text)
+        except KagError as exc:
+            raise EmbeddingsGenerationError(str(exc)) from exc
+
+    async def async_embed_query(self, text: str) -> list[float]:
+        return await asyncio.to_thread(self.embed_query, text)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        try:
+            return self.embedder.embed_documents(texts)
+        except KagError as exc:
+            raise EmbeddingsGenerationError(str(exc)) from exc
+
+
+def as_graphrag_llm(llm: LLM, *, stage: str = "graphrag", max_tokens: int | None = None) -> GraphragLLM:
+    """Wrap ``llm`` for neo4j-graphrag components (``stage`` labels its usage)."""
+    return GraphragLLM(llm, stage=stage, max_tokens=max_tokens)
+
+
+def as_graphrag_embedder(embedder: Embedder) -> GraphragEmbedder:
+    """Wrap ``embedder`` for neo4j-graphrag components (retrievers, ``TextChunkEmbedder``)."""
+    return GraphragEmbedder(embedder)

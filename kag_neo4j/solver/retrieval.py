@@ -1,0 +1,111 @@
+"""Hybrid chunk retrieval inside Neo4j: dense + fulltext + Personalized PageRank, fused by RRF.
+
+The whole retrieval is one parameterized statement, ``procedures/hybrid_retrieval.cypher``; this
+module only prepares its parameters (the query vector, an escaped Lucene query, the seeds) and
+reads its rows. It runs in a read transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from kag_neo4j.models.base import Embedder
+from kag_neo4j.solver.projection import current_projection
+from kag_neo4j.store import cypher
+from kag_neo4j.store.database import Database
+
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+_WORD = re.compile(r"\w+", re.UNICODE)
+_BOOLEAN_WORDS = {"AND", "OR", "NOT", "TO"}
+
+
+class RetrievalWeights(BaseModel):
+    """Weights of each ranked list in the fusion; 0 switches a list off."""
+
+    dense: float = Field(default=1.0, ge=0)
+    fulltext: float = Field(default=1.0, ge=0)
+    ppr: float = Field(default=1.0, ge=0)
+
+
+class RetrievalConfig(BaseModel):
+    """A retrieval recipe: data, not code (see ``RECIPES``)."""
+
+    k: int = Field(default=5, ge=1)
+    k_dense: int = Field(default=20, ge=1)
+    k_fulltext: int = Field(default=20, ge=1)
+    k_ppr: int = Field(default=20, ge=1)
+    dense_seeds: int = Field(default=3, ge=0)
+    damping: float = Field(default=0.5, ge=0, lt=1)
+    max_iterations: int = Field(default=20, ge=1)
+    rrf_k: int = Field(default=60, ge=1)
+    weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+
+
+RECIPES: dict[str, RetrievalConfig] = {
+    "hybrid": RetrievalConfig(),
+    "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
+    "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
+    "dense+ppr": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=1)),
+}
+
+
+class RankedChunk(BaseModel):
+    chunk_id: str
+    document_id: str
+    title: str | None
+    text: str
+    score: float
+    ranks: dict[str, int] = Field(description="rank of the chunk in each list it appeared in")
+
+
+def lucene_query(text: str, max_terms: int = 32) -> str:
+    """A safe Lucene query for free text: its words, escaped, OR-ed (boolean words lower-cased)."""
+    terms: list[str] = []
+    for word in _WORD.findall(text):
+        if word in _BOOLEAN_WORDS:
+            word = word.lower()
+        escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
+        if escaped and escaped not in terms:
+            terms.append(escaped)
+    return " ".join(terms[:max_terms])
+
+
+def hybrid_retrieve(
+    db: Database,
+    embedder: Embedder,
+    question: str,
+    *,
+    seed_entity_ids: Sequence[str] = (),
+    config: RetrievalConfig | None = None,
+    query_vector: Sequence[float] | None = None,
+) -> list[RankedChunk]:
+    """The top ``config.k`` chunks for ``question``."""
+    config = config or RECIPES["hybrid"]
+    vector = list(query_vector) if query_vector is not None else embedder.embed_query(question)
+    needs_ppr = config.weights.ppr > 0
+    rows = db.read(
+        cypher.query("hybrid_retrieval", "procedures"),
+        query_vector=vector,
+        query_text=lucene_query(question),
+        seed_entity_ids=list(seed_entity_ids),
+        k=config.k,
+        k_dense=config.k_dense,
+        k_fulltext=config.k_fulltext,
+        k_ppr=config.k_ppr,
+        dense_seeds=config.dense_seeds,
+        damping=config.damping,
+        max_iterations=config.max_iterations,
+        rrf_k=config.rrf_k,
+        weights=config.weights.model_dump(),
+        graph_name=current_projection(db) if needs_ppr else "",
+    )
+    return [
+        RankedChunk(
+            chunk_id=row["chunk_id"], document_id=row["document_id"], title=row["title"], text=row["text"],
+            score=row["score"], ranks={item["list"]: item["rank"] for item in row["ranks"]},
+        )
+        for row in rows
+    ]

@@ -1,0 +1,42 @@
+// hybrid_retrieval v1 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
+// PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
+// the top $dense_seeds dense chunks; it is skipped when there are no seeds.
+// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids,
+// $k_dense, $k_fulltext, $k_ppr, $dense_seeds, $damping, $max_iterations, $graph_name,
+// $weights {dense, fulltext, ppr}, $rrf_k, $k.
+// Paste into Neo4j Browser with :param for each of them.
+CALL () {
+  CALL db.index.vector.queryNodes('chunk_embedding', $k_dense, $query_vector) YIELD node, score
+  RETURN collect(node) AS dense
+}
+CALL () {
+  CALL db.index.fulltext.queryNodes('chunk_fulltext', $query_text, {limit: $k_fulltext}) YIELD node, score
+  WHERE $query_text <> ''
+  RETURN collect(node) AS sparse
+}
+CALL (dense) {
+  OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
+  WITH dense, collect(e) AS entities
+  WITH entities + dense[0..$dense_seeds] AS seeds
+  WHERE size(seeds) > 0 AND $weights.ppr > 0
+  CALL gds.pageRank.stream($graph_name, {
+    sourceNodes: seeds, dampingFactor: $damping, maxIterations: $max_iterations, concurrency: 2
+  }) YIELD nodeId, score
+  WITH gds.util.asNode(nodeId) AS node, score
+  WHERE node:Chunk AND score > 0
+  WITH node, score ORDER BY score DESC, node.id ASC LIMIT $k_ppr
+  RETURN collect(node) AS ppr
+}
+UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] AS ranked
+WITH ranked[0] AS list, ranked[1] AS nodes
+WHERE coalesce($weights[list], 0.0) > 0
+UNWIND range(0, size(nodes) - 1) AS position
+WITH nodes[position] AS chunk, list, position + 1 AS rank
+WITH chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
+ORDER BY score DESC, chunk.id ASC
+LIMIT $k
+MATCH (chunk)-[:PART_OF]->(document:Document)
+RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text,
+       score, ranks
+ORDER BY score DESC, chunk_id ASC

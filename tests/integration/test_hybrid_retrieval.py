@@ -1,0 +1,94 @@
+"""Hybrid retrieval (dense + fulltext + PPR, RRF) runs inside Neo4j on a small hand-built graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.solver import projection
+from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieve
+from kag_neo4j.store.database import Database
+
+from tests.integration.conftest import TEST_DIMENSION
+
+CHUNKS = {
+    "ronaldo#0#0": ("Cristiano Ronaldo", "Cristiano Ronaldo played for Real Madrid from 2009 to 2018.", ["ronaldo", "real_madrid"]),
+    "madrid#0#0": ("Real Madrid", "The club was founded in 1902 in the Spanish capital.", ["real_madrid"]),
+    "nile#0#0": ("Nile", "The Nile is a major north-flowing river in northeastern Africa.", ["nile"]),
+    "thames#0#0": ("Thames", "The Thames flows through London to the North Sea.", ["thames"]),
+}
+ENTITIES = {"ronaldo": "Cristiano Ronaldo", "real_madrid": "Real Madrid", "nile": "Nile", "thames": "Thames"}
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder(dimension=TEST_DIMENSION)
+
+
+@pytest.fixture
+def graph(db: Database, embedder: HashingEmbedder) -> Database:
+    rows = [
+        {"id": cid, "doc": cid.split("#")[0], "title": title, "text": text, "mentions": mentions,
+         "embedding": embedder.embed_documents([text])[0]}
+        for cid, (title, text, mentions) in CHUNKS.items()
+    ]
+    db.write(
+        "UNWIND $entities AS e MERGE (n:Entity {id: e.id}) SET n.name = e.name, n.alias_text = e.name",
+        entities=[{"id": k, "name": v} for k, v in ENTITIES.items()],
+    )
+    db.write(
+        """
+        UNWIND $rows AS row
+        MERGE (d:Document {id: row.doc}) SET d.title = row.title
+        MERGE (c:Chunk {id: row.id}) SET c.text = row.text, c.title = row.title, c.embedding = row.embedding
+        MERGE (c)-[:PART_OF]->(d)
+        WITH c, row UNWIND row.mentions AS m
+        MATCH (e:Entity {id: m}) MERGE (e)-[:MENTIONED_IN {count: 1}]->(c)
+        """,
+        rows=rows,
+    )
+    db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = 1")
+    return db
+
+
+def test_fulltext_alone_finds_the_word(graph: Database, embedder: HashingEmbedder) -> None:
+    hits = hybrid_retrieve(graph, embedder, "founded 1902", config=RECIPES["fulltext"])
+    assert hits[0].chunk_id == "madrid#0#0"
+    assert set(hits[0].ranks) == {"fulltext"}
+
+
+def test_ppr_seeded_by_an_entity_reaches_chunks_without_shared_words(graph: Database, embedder: HashingEmbedder) -> None:
+    config = RetrievalConfig(k=4, dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
+    hits = hybrid_retrieve(graph, embedder, "zzz", seed_entity_ids=["ronaldo"], config=config)
+    ids = [hit.chunk_id for hit in hits]
+    assert ids[0] == "ronaldo#0#0"
+    assert "madrid#0#0" in ids, "two hops: Ronaldo -> ronaldo chunk -> Real Madrid -> madrid chunk"
+    assert "nile#0#0" not in ids and "thames#0#0" not in ids
+
+
+def test_fusion_scores_are_weighted_reciprocal_ranks(graph: Database, embedder: HashingEmbedder) -> None:
+    config = RetrievalConfig(k=4, dense_seeds=0, weights=RetrievalWeights(dense=2.0, fulltext=1.0, ppr=0.5))
+    hits = hybrid_retrieve(graph, embedder, "Ronaldo Real Madrid club", seed_entity_ids=["real_madrid"], config=config)
+    weights = {"dense": 2.0, "fulltext": 1.0, "ppr": 0.5}
+    for hit in hits:
+        expected = sum(weights[name] / (60 + rank) for name, rank in hit.ranks.items())
+        assert hit.score == pytest.approx(expected)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].chunk_id in {"ronaldo#0#0", "madrid#0#0"}
+
+
+def test_hostile_question_text_is_only_a_value(graph: Database, embedder: HashingEmbedder) -> None:
+    question = "x') DETACH DELETE n // \" OR 1=1 AND title:* NOT ~ ^2 {}[]"
+    hybrid_retrieve(graph, embedder, question, seed_entity_ids=["ronaldo') DETACH DELETE n //"])
+    assert graph.read("MATCH (c:Chunk) RETURN count(c) AS n")[0]["n"] == len(CHUNKS)
+
+
+def test_projection_follows_the_graph_version(graph: Database, embedder: HashingEmbedder) -> None:
+    first = projection.current_projection(graph)
+    assert first.endswith("_v1")
+    assert projection.current_projection(graph) == first, "no rebuild without a change"
+    graph.write("MATCH (m:KagMeta {key: 'graph'}) SET m.version = 2")
+    second = projection.current_projection(graph)
+    assert second.endswith("_v2")
+    names = {row["graphName"] for row in graph.read("CALL gds.graph.list() YIELD graphName RETURN graphName")}
+    assert first not in names and second in names
