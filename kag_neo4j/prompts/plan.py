@@ -229,8 +229,8 @@ def build_plan_messages(question: str, schema_summary: str = "", language: str =
     messages = [ChatMessage(role="system", content=system_prompt(schema_summary, lang))]
     for example in EXAMPLES[lang]:
         messages.append(ChatMessage(role="user", content=prefix + example.question))
-        reply = PlanResponse(logical_form=example.logical_form).model_dump_json()
-        messages.append(ChatMessage(role="assistant", content=json.loads(json.dumps(reply))))
+        reply = json.dumps({"logical_form": example.logical_form}, ensure_ascii=False)
+        messages.append(ChatMessage(role="assistant", content=reply))
     messages.append(ChatMessage(role="user", content=prefix + question.strip()))
     return messages
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kag_neo4j.errors import ConfigError, IndexDimensionError, SchemaError
 from kag_neo4j.schema import naming
@@ -246,6 +246,7 @@ def apply_schema(
     With ``dry_run`` nothing is written; with ``db=None`` (dry run only) the plan assumes an
     empty database.
     """
+    schema = _revalidated(schema)
     desired = to_rows(schema)
     planned = plan_statements(schema, dimensions, None)  # renders (validates) every name first
     if db is None:
@@ -269,6 +270,15 @@ def apply_schema(
     if any(s.action is not DdlAction.EXISTS and s.kind in ("fulltext", "vector") for s in statements):
         db.auto_commit(query("schema/await_indexes"), timeout=await_seconds)
     return report
+
+
+def _revalidated(schema: ResolvedSchema) -> ResolvedSchema:
+    """Validate the model again, so a hand-built (``model_construct``) schema cannot smuggle names in."""
+    try:
+        return ResolvedSchema.model_validate(schema.model_dump())
+    except ValidationError as exc:
+        raise SchemaError(f"schema {getattr(schema, 'namespace', '?')!r} is not a valid schema model; build it "
+                          f"with load_schema()/validate_schema():\n{exc}") from exc
 
 
 def _run_ddl(db: Database, statements: list[DdlStatement]) -> None:

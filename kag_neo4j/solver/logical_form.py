@@ -482,7 +482,7 @@ def _where(step: Step, action: Action) -> str:
 
 
 def _suggest(name: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.5)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -1024,13 +1024,18 @@ class _Scanner:
                     raise self.error(f"expected '=' or '.' after {key!r} in Retrieval but found {self.found()}")
                 if self.accept(","):
                     continue
+                self.peek()
+                close_at = self.i
                 self.expect(")", "or ',' in Retrieval")
                 break
+        else:
+            close_at = self.i - 1
         missing = [role for role in ("s", "p", "o") if role not in elements]
         if missing:
             raise self.error(
                 f"Retrieval needs s=, p= and o=; missing {', '.join(m + '=' for m in missing)} "
-                "(write o=o1 for an unknown object)"
+                "(write o=o1 for an unknown object)",
+                close_at,
             )
         return RetrievalOp(s=elements["s"], p=elements["p"], o=elements["o"], constraints=constraints, pos=pos)
 
@@ -1066,7 +1071,7 @@ class _Scanner:
                 bare_bracket = True
                 name_pos = self.pos(start)
             if not name.strip():
-                raise _fail("the name in [...] is empty", name_pos)
+                raise self.error("the name in [...] is empty; write the entity name in backticks, e.g. [`Ada Lovelace`]", open_at)
         return Element(alias=alias, type=type_, name=name, pos=pos), bare_bracket
 
     def constraint(self, target: str, pos: SourcePos) -> Constraint:

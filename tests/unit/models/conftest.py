@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from kag_neo4j.config import Settings
+
+# models_testkit.py (shared test data) sits next to this file; pytest's importlib mode does not
+# put test folders on sys.path, so do it here.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(autouse=True)

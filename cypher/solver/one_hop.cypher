@@ -1,0 +1,35 @@
+// One exact hop from anchor entities: schema relations (matched by type) and open facts
+// (RELATED, matched by their predicate), in either direction, with constraints on the subject,
+// predicate (edge) and object properties. Every name is a value: relation types are compared
+// with type(r), labels with labels(n), properties read with n[key] — nothing is interpolated.
+// $anchor_role: 's' when the anchors are subjects, 'o' when they are objects.
+// $predicates: relation types / open predicates to accept (normalised keys), or null for any.
+// $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
+UNWIND $anchor_ids AS anchor_id
+MATCH (anchor:Entity {id: anchor_id})-[r]-(other:Entity)
+WITH anchor, r, other,
+     CASE WHEN type(r) = 'RELATED' THEN r.predicate ELSE type(r) END AS predicate
+WHERE ($predicates IS NULL
+       OR toLower(replace(replace(predicate, ' ', ''), '_', '')) IN $predicates)
+  AND ($other_ids IS NULL OR other.id IN $other_ids)
+  AND ($other_type IS NULL OR $other_type IN labels(other))
+WITH CASE WHEN $anchor_role = 's' THEN anchor ELSE other END AS s,
+     CASE WHEN $anchor_role = 's' THEN other ELSE anchor END AS o,
+     r, predicate,
+     (startNode(r) = anchor) = ($anchor_role = 's') AS stored_forward
+WHERE all(c IN $constraints WHERE
+  CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END IS NOT NULL AND
+  CASE c.op
+    WHEN '=' THEN toString(CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END) = toString(c.value)
+    WHEN '!=' THEN toString(CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END) <> toString(c.value)
+    WHEN '<' THEN CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END < c.value
+    WHEN '<=' THEN CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END <= c.value
+    WHEN '>' THEN CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END > c.value
+    WHEN '>=' THEN CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END >= c.value
+    ELSE false
+  END)
+RETURN s.id AS subject_id, s.name AS subject, predicate, o.id AS object_id, o.name AS object,
+       properties(r) AS edge, stored_forward, type(r) = 'RELATED' AS open_fact,
+       coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.confidence, 1.0) AS confidence
+ORDER BY stored_forward DESC, open_fact ASC, confidence DESC, subject_id, object_id
+LIMIT $limit
