@@ -85,3 +85,23 @@ class MathError(KagError):
 
 class OperatorError(KagError):
     """A deterministic solver operator (Sort, Deduce) got values it cannot handle."""
+
+
+class ReadError(KagError):
+    """An input file could not be read (missing, empty, binary, corrupt, unsupported).
+
+    ``path`` names the file; ``reason`` says what is wrong and how to fix it.
+    """
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class BuilderError(KagError):
+    """The knowledge-graph builder got input it cannot load (bad taxonomy, bad option, ...)."""
+
+
+class TaxonomyError(BuilderError):
+    """A concept taxonomy file (nodes/edges JSON in the domain_kg format) is malformed."""

@@ -48,6 +48,8 @@ class ExtractedEntity(BaseModel):
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
     properties: dict[str, PropertyValue] = Field(default_factory=dict)
+    #: the record id of a structured row (CSV/JSON); None for text extractions
+    id: str | None = None
 
 
 class ExtractedRelation(BaseModel):
@@ -58,6 +60,9 @@ class ExtractedRelation(BaseModel):
     object_type: str | None = None
     properties: dict[str, PropertyValue] = Field(default_factory=dict)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    #: structured data: the endpoint as a record id (match an entity ``id`` first, else the name)
+    subject_id: str | None = None
+    object_id: str | None = None
 
 
 class ExtractedEvent(BaseModel):

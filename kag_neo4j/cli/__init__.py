@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from kag_neo4j import __version__
-from kag_neo4j.cli import migrate, server
+from kag_neo4j.cli import migrate, models, schema, server
 
 app = typer.Typer(
     name="kag-neo4j",
@@ -17,6 +17,8 @@ app = typer.Typer(
 )
 app.add_typer(server.app, name="server")
 app.add_typer(migrate.app, name="migrate")
+app.add_typer(schema.app, name="schema")
+app.add_typer(models.app, name="models")
 
 
 def _version(value: bool) -> None:

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 
 from kag_neo4j.config import Settings, load_settings
-from kag_neo4j.resources import resource_dir
 from kag_neo4j.errors import ConfigError, KagError, Neo4jUnavailableError
+from kag_neo4j.resources import resource_dir
 from kag_neo4j.schema.apply import ApplyReport, DdlAction, apply_schema, needs_dimensions
 from kag_neo4j.schema.metagraph import read_schema, stored_namespaces
 from kag_neo4j.schema.models import ResolvedSchema
@@ -29,7 +29,9 @@ app = typer.Typer(
 DEFAULT_DIMENSIONS = 384
 
 FileArg = Annotated[
-    Path, typer.Argument(help="The .schema file (or the name of a shipped example, e.g. CompanyFinance).", show_default=False)
+    Path,
+    typer.Argument(help="The .schema file (or the name of a shipped example, e.g. CompanyFinance).",
+                   show_default=False),
 ]
 NamespaceOpt = Annotated[
     str | None,

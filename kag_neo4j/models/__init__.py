@@ -49,7 +49,30 @@ _LAZY: dict[str, str] = {
     "E5_SMALL": "registry",
 }
 
-__all__ = ["LLM", "ChatMessage", "Embedder", *_LAZY]
+__all__ = [
+    "DEFAULT_LLM",
+    "E5_SMALL",
+    "LLM",
+    "BatchedEmbedder",
+    "ChatLLM",
+    "ChatMessage",
+    "Completion",
+    "Embedder",
+    "HashingEmbedder",
+    "NullCache",
+    "ResponseCache",
+    "RetryPolicy",
+    "ScriptedLLM",
+    "StageUsage",
+    "Usage",
+    "as_graphrag_embedder",
+    "as_graphrag_llm",
+    "build_embedder",
+    "build_llm",
+    "cache_key",
+    "embedder_dimension",
+    "response_cache",
+]
 
 
 def __getattr__(name: str) -> Any:

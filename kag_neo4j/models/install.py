@@ -205,7 +205,7 @@ def download_from_hub(
         raise HubUnavailable(f"cannot reach {parsed.hostname}: {exc}") from exc
     request = urllib.request.Request(url, headers=headers)
     try:
-        response = urllib.request.urlopen(request, timeout=HUB_READ_TIMEOUT)  # noqa: S310 (https URL)
+        response = urllib.request.urlopen(request, timeout=HUB_READ_TIMEOUT)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise HubUnavailable(f"cannot download {url}: {reason}") from exc

@@ -198,7 +198,7 @@ class LlamaCppLLM(ChatLLM):
         if grammar is None:
             try:
                 grammar = LlamaGrammar.from_json_schema(key, verbose=False)
-            except Exception as exc:  # noqa: BLE001 - the converter raises bare exceptions
+            except Exception as exc:
                 raise ModelError(f"llama.cpp cannot turn this JSON schema into a grammar: {exc}") from exc
             self._grammars[key] = grammar
         return grammar

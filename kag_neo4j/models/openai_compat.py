@@ -13,7 +13,13 @@ import os
 import threading
 from typing import Any, Literal
 
-from kag_neo4j.errors import ConfigError, ModelError, ModelTimeoutError, ModelUnavailableError, TransientModelError
+from kag_neo4j.errors import (
+    ConfigError,
+    ModelError,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    TransientModelError,
+)
 
 from .base import ChatMessage
 from .chat import ChatLLM, Completion, RetryPolicy, estimate_tokens
@@ -214,7 +220,7 @@ class OpenAICompatLLM(ChatLLM):
                 response = self.client().chat.completions.create(
                     **self._request(messages, max_tokens, temperature, schema, timeout)
                 )
-            except Exception as exc:  # noqa: BLE001 - translated below
+            except Exception as exc:
                 if self._adapt(exc, schema):
                     messages = self._messages_for_mode(messages, schema, enforced)
                     continue
@@ -240,7 +246,7 @@ class OpenAICompatLLM(ChatLLM):
                 response = await self.aclient().chat.completions.create(
                     **self._request(messages, max_tokens, temperature, schema, timeout)
                 )
-            except Exception as exc:  # noqa: BLE001 - translated below
+            except Exception as exc:
                 if self._adapt(exc, schema):
                     messages = self._messages_for_mode(messages, schema, enforced)
                     continue
@@ -300,7 +306,7 @@ class OpenAIEmbedder(BatchedEmbedder):
             try:
                 response = self.client().embeddings.create(**request)
                 return [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
-            except Exception as exc:  # noqa: BLE001 - translated below
+            except Exception as exc:
                 error = translate_error(exc, what=what)
                 if not isinstance(error, TransientModelError) or retries >= self.retry.max_retries:
                     raise error from exc

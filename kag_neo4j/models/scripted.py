@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -20,8 +20,8 @@ from kag_neo4j.errors import ConfigError, ModelError, ModelTimeoutError
 from .base import ChatMessage
 from .chat import ChatLLM, Completion, RetryPolicy, estimate_tokens
 
-ScriptedItem = Union[str, dict[str, Any], list[Any], BaseModel, BaseException]
-Responder = Callable[[list[ChatMessage]], Union[str, dict[str, Any], list[Any], BaseModel]]
+ScriptedItem = str | dict[str, Any] | list[Any] | BaseModel | BaseException
+Responder = Callable[[list[ChatMessage]], str | dict[str, Any] | list[Any] | BaseModel]
 
 
 class ScriptExhaustedError(ModelError):

@@ -83,14 +83,14 @@ class SentenceTransformerEmbedder(BatchedEmbedder):
         with self._lock:
             if self._model is None:
                 try:
-                    import torch
-                    from sentence_transformers import SentenceTransformer
+                    import torch  # type: ignore[import-not-found]
+                    from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
                 except ImportError as exc:
                     raise ModelUnavailableError(f"KAG_EMBEDDER=sentence-transformers needs: {_INSTALL}") from exc
                 torch.set_num_threads(self.threads)
                 try:
                     self._model = SentenceTransformer(self._source, device=self.device)
-                except Exception as exc:  # noqa: BLE001 - the library raises many kinds
+                except Exception as exc:
                     raise ModelUnavailableError(
                         f"sentence-transformers could not load {self._source!r}: {exc}. "
                         "Give a local model directory in KAG_EMBEDDING_MODEL."
@@ -99,7 +99,7 @@ class SentenceTransformerEmbedder(BatchedEmbedder):
 
     def _probe_dimension(self) -> int:
         model = self.load()
-        getter = getattr(model, "get_sentence_embedding_dimension", None) or getattr(model, "get_embedding_dimension")
+        getter = getattr(model, "get_sentence_embedding_dimension", None) or model.get_embedding_dimension
         return int(getter())
 
     def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:

@@ -33,5 +33,7 @@ class DeduceResponse(BaseModel):
     """
 
     answer: str = Field(default="", description="the verdict, label, chosen option or extracted value")
-    answers: list[str] = Field(default_factory=list, description="for multiChoice and extract: all selected values")
+    answers: list[str] = Field(
+        default_factory=list, description="for multiChoice and extract: all selected values"
+    )
     reasoning: str = Field(default="", description="one or two sentences citing the evidence used")

@@ -108,7 +108,10 @@ _SYSTEM_ZH = """\
 
 只回复 JSON：{{"logical_form": "<计划全文，各行之间用 \\n 分隔>"}}"""
 
-_NO_SCHEMA = {"en": "(no schema given: choose short camelCase names)", "zh": "（未提供模式：请自拟简短的驼峰式名称）"}
+_NO_SCHEMA = {
+    "en": "(no schema given: choose short camelCase names)",
+    "zh": "（未提供模式：请自拟简短的驼峰式名称）",
+}
 _QUESTION_PREFIX = {"en": "Question: ", "zh": "问题："}
 
 EXAMPLES: dict[Language, list[PlanExample]] = {
@@ -269,18 +272,22 @@ def plan_from_response(response: PlanResponse | Mapping[str, Any] | str) -> Plan
     if fenced:
         text = fenced.group(1).strip()
     if not text:
-        raise LogicalFormError("the planner reply is empty; expected JSON with a logical_form", line=1, column=1)
+        raise LogicalFormError(
+            "the planner reply is empty; expected JSON with a logical_form", line=1, column=1
+        )
     if text.startswith("{") or (not _has_header(text) and "{" in text):
         start = text.find("{")
         try:
-            value = json.loads(text[start:text.rfind("}") + 1], strict=False)
+            value = json.loads(text[start : text.rfind("}") + 1], strict=False)
         except json.JSONDecodeError as exc:
             raise LogicalFormError(
                 f"the planner reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
                 'expected {"logical_form": "Step1: ..."}'
             ) from None
         if not isinstance(value, Mapping):
-            raise LogicalFormError('the planner reply must be a JSON object such as {"logical_form": "Step1: ..."}')
+            raise LogicalFormError(
+                'the planner reply must be a JSON object such as {"logical_form": "Step1: ..."}'
+            )
         return parse_plan(_clean_text(_text_from_mapping(value)))
     return parse_plan(_clean_text(text))
 
@@ -308,9 +315,15 @@ def _text_from_steps(steps: list[Any]) -> str:
     action_number = 0
     for index, step in enumerate(steps, start=1):
         if not isinstance(step, Mapping):
-            raise LogicalFormError(f"step {index} of the planner JSON is not an object with a question and actions")
+            raise LogicalFormError(
+                f"step {index} of the planner JSON is not an object with a question and actions"
+            )
         question = next(
-            (step[k] for k in ("sub_question", "subquestion", "question", "step") if isinstance(step.get(k), str)),
+            (
+                step[k]
+                for k in ("sub_question", "subquestion", "question", "step")
+                if isinstance(step.get(k), str)
+            ),
             None,
         )
         actions = step.get("actions", step.get("action", step.get("logical_form")))
@@ -336,6 +349,8 @@ def _text_from_steps(steps: list[Any]) -> str:
 def _clean_text(text: str) -> str:
     """Drop chatter around the plan: lines before the first Step, markdown bullets and bold
     around headers, and prose after a complete ``Output(...)`` line."""
+    if "\n" not in text.strip() and "\\n" in text:  # the model escaped the line breaks twice
+        text = text.replace("\\n", "\n")
     lines = text.replace("\r\n", "\n").split("\n")
     start = next((i for i, line in enumerate(lines) if _HEADER.match(line)), None)
     if start is None:
@@ -349,8 +364,10 @@ def _clean_text(text: str) -> str:
         kept.append(line)
     for i in range(len(kept) - 1, -1, -1):
         line = kept[i]
-        if re.match(r"\s*action\s*\d+\s*[:：]\s*output\s*[（(][^()（）]*[)）]\s*(//.*)?$", line, re.IGNORECASE):
-            tail = kept[i + 1:]
+        if re.match(
+            r"\s*action\s*\d+\s*[:：]\s*output\s*[（(][^()（）]*[)）]\s*(//.*)?$", line, re.IGNORECASE
+        ):
+            tail = kept[i + 1 :]
             if all(not _HEADER.match(t) for t in tail):
                 kept = kept[: i + 1]
             break

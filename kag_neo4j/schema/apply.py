@@ -167,6 +167,10 @@ def read_existing(db: Database) -> Existing:
                     indexes=db.read(query("schema/show_indexes")))
 
 
+#: How SHOW CONSTRAINTS names a node uniqueness constraint (5.x, and 2025.x).
+_UNIQUENESS = ("UNIQUENESS", "NODE_PROPERTY_UNIQUENESS")
+
+
 def _same_schema(row: dict[str, Any], label: str, properties: tuple[str, ...]) -> bool:
     return row.get("entityType") == "NODE" and list(row.get("labelsOrTypes") or []) == [label] and \
         list(row.get("properties") or []) == list(properties)
@@ -178,15 +182,16 @@ def _reconcile(statement: DdlStatement, existing: Existing) -> DdlStatement:
             if row["name"] == statement.name and not _same_schema(row, statement.label, statement.properties):
                 raise SchemaError(f"constraint {statement.name} exists with another definition "
                                   f"({row.get('labelsOrTypes')} {row.get('properties')}); drop it and apply again")
-            if row.get("type") == "UNIQUENESS" and _same_schema(row, statement.label, statement.properties):
+            if row.get("type") in _UNIQUENESS and _same_schema(row, statement.label, statement.properties):
                 note = None if row["name"] == statement.name else f"covered by {row['name']}"
                 return statement.model_copy(update={"action": DdlAction.EXISTS, "note": note})
         return statement
     by_name = {row["name"]: row for row in existing.indexes}
     if statement.kind == "fulltext":
-        row = by_name.get(statement.name)
-        if row is None:
+        found = by_name.get(statement.name)
+        if found is None:
             return statement
+        row = found
         labels = list(row.get("labelsOrTypes") or [])
         if row.get("type") != "FULLTEXT" or labels != [statement.label]:
             raise SchemaError(f"index {statement.name} exists with another definition ({row.get('type')} on "

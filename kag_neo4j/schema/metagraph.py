@@ -162,7 +162,8 @@ def to_rows(schema: ResolvedSchema) -> MetaRows:
         for prop in spg_type.own_properties:
             row = _property_row(prop, ns, type_key, "type", position)
             props.append(row)
-            prop_props.extend(_property_row(sub, ns, row["key"], "property", i) for i, sub in enumerate(prop.properties))
+            prop_props.extend(_property_row(sub, ns, row["key"], "property", i)
+                              for i, sub in enumerate(prop.properties))
             position += 1
         for rel in spg_type.own_relations:
             row = _relation_row(rel, ns, type_key, position)

@@ -136,13 +136,16 @@ class _Checker:
                                 for p in parent.properties) if parent else ()
         inherited_rels = tuple(r.model_copy(update={"inherited_from": r.inherited_from or parent.name, "source": name})
                                for r in parent.relations) if parent else ()
-        inherited_names = {p.name: p.inherited_from for p in (*inherited_props, *inherited_rels)}
-        for predicate in (*own_props, *own_rels):
-            if predicate.name in inherited_names:
-                self.issue(predicate.location, f"expected a new predicate name, found {predicate.name!r}, which "
-                           f"{name!r} already inherits from {inherited_names[predicate.name]!r}; remove or rename it")
+        inherited_names: dict[str, str | None] = {p.name: p.inherited_from for p in inherited_props}
+        inherited_names.update({r.name: r.inherited_from for r in inherited_rels})
+        own: list[tuple[str, Location | None]] = [(p.name, p.location) for p in own_props]
+        own += [(r.name, r.location) for r in own_rels]
+        for predicate_name, location in own:
+            if predicate_name in inherited_names:
+                self.issue(location, f"expected a new predicate name, found {predicate_name!r}, which "
+                           f"{name!r} already inherits from {inherited_names[predicate_name]!r}; remove or rename it")
         if kind is TypeKind.EVENT and "subject" not in inherited_names and \
-                not any(p.name == "subject" for p in (*own_props, *own_rels)):
+                not any(predicate_name == "subject" for predicate_name, _ in own):
             self.warn(decl.location, f"event type {name!r} declares no 'subject' (KAG expects one)")
         resolved = ResolvedType(
             name=name,
@@ -347,7 +350,7 @@ def validate_schema(doc: SchemaDocument, *, namespace: str | None = None) -> Res
                if decl.name in checker.resolved and checker.decls.get(decl.name) is decl]
     checker.check_labels(ordered)
     if checker.issues:
-        checker.issues.sort(key=lambda issue: (issue.location.line, issue.location.column) if issue.location else (0, 0))
+        checker.issues.sort(key=lambda i: (i.location.line, i.location.column) if i.location else (0, 0))
         raise SchemaFileError(checker.issues)
     assert name is not None
     return ResolvedSchema(namespace=name, source=doc.source, types=tuple(ordered), warnings=tuple(checker.warnings))

@@ -43,7 +43,12 @@ def rrf(
                 "weight or pass weights=None for equal weights"
             )
         for name, weight in weights.items():
-            if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, int | float)
+                or not math.isfinite(weight)
+                or weight < 0
+            ):
                 raise ValueError(f"RRF weight for {name!r} must be a finite number >= 0, got {weight!r}")
     scores: dict[str, float] = {}
     best_rank: dict[str, int] = {}

@@ -51,4 +51,7 @@ def link_entity(
     if linked:
         return linked
     widened = db.read(cypher.query("solver/concept_widen"), mention_query=params["mention_query"], k=k)
-    return [LinkedEntity(id=row["id"], name=row["name"], score=0.0, via=f"concept:{row['concept']}") for row in widened]
+    return [
+        LinkedEntity(id=row["id"], name=row["name"], score=0.0, via=f"concept:{row['concept']}")
+        for row in widened
+    ]

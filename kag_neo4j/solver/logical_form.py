@@ -25,7 +25,7 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
 
 from pydantic import (
     BaseModel,
@@ -70,18 +70,41 @@ ALIAS_PATTERN = re.compile(r"[^\W\d]\w{0,63}")
 _PROP_PATTERN = re.compile(r"[^\W\d_]\w{0,127}")
 _RESERVED_ALIASES = frozenset({"s", "p", "o", "true", "false"}) | frozenset(MATH_FUNCTIONS)
 
-DeduceKind = Literal["judgement", "entailment", "choice", "multiChoice", "extract", "greater", "less", "equal"]
-DEDUCE_OPS: tuple[str, ...] = ("judgement", "entailment", "choice", "multiChoice", "extract", "greater", "less", "equal")
+DeduceKind = Literal[
+    "judgement", "entailment", "choice", "multiChoice", "extract", "greater", "less", "equal"
+]
+DEDUCE_OPS: tuple[str, ...] = (
+    "judgement",
+    "entailment",
+    "choice",
+    "multiChoice",
+    "extract",
+    "greater",
+    "less",
+    "equal",
+)
 _DEDUCE_SYNONYMS = {op.lower(): op for op in DEDUCE_OPS} | {
-    "judge": "judgement", "judgment": "judgement", "entail": "entailment", "multichoice": "multiChoice",
-    "multi_choice": "multiChoice", "multiple_choice": "multiChoice", "greaterthan": "greater",
-    "lessthan": "less", "equals": "equal",
+    "judge": "judgement",
+    "judgment": "judgement",
+    "entail": "entailment",
+    "multichoice": "multiChoice",
+    "multi_choice": "multiChoice",
+    "multiple_choice": "multiChoice",
+    "greaterthan": "greater",
+    "lessthan": "less",
+    "equals": "equal",
 }
 CompareOp = Literal["=", "!=", "<", "<=", ">", ">="]
+_COMPARE_SYNONYMS = {"==": "=", "<>": "!=", "≠": "!=", "≤": "<=", "≥": ">="}
 OPERATORS: tuple[str, ...] = ("Retrieval", "Math", "Deduce", "Sort", "Output")
 _OPERATOR_SYNONYMS = {name.lower(): name for name in OPERATORS} | {"get_spo": "Retrieval"}
 _DIRECTIONS = {
-    "min": "min", "max": "max", "asc": "min", "ascending": "min", "desc": "max", "descending": "max",
+    "min": "min",
+    "max": "max",
+    "asc": "min",
+    "ascending": "min",
+    "desc": "max",
+    "descending": "max",
 }
 
 
@@ -122,20 +145,26 @@ def _check_alias(value: str) -> str:
     return value
 
 
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+
+
 def _quote(text: str) -> str:
+    """Backticks when they fit (no backtick, no line break), else an escaped double-quoted string."""
     if "`" not in text and "\n" not in text and "\r" not in text:
         return f"`{text}`"
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    return f'"{escaped}"'
+    return f'"{_escape(text)}"'
 
 
 def _format_value(value: bool | int | float | str) -> str:
+    """A constraint or content literal. Text is double-quoted (backticks would read an alias in
+    content lists) unless it holds characters that need escaping and backticks avoid that."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    if "\n" in value or '"' in value or "\\" in value:
-        return _quote(value) if "`" not in value else '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if any(ch in value for ch in '"\\\n\r'):
+        return _quote(value)
     return f'"{value}"'
 
 
@@ -193,7 +222,7 @@ class Element(_Node):
 
     @field_validator("type", "name")
     @classmethod
-    def _single_line(cls, value: str | None) -> str | None:
+    def _not_blank(cls, value: str | None) -> str | None:
         if value is None:
             return None
         value = value.strip()
@@ -557,8 +586,14 @@ def _analyse(plan: Plan) -> _Analysis:
                 if element.alias in definitions:
                     first_site = definitions[element.alias]
                     first_el = element_defs.get(element.alias)
-                    if first_el is None:
-                        define(AliasSite(element.alias, step.number, action.number, role, element.type, element.pos), where)
+                    if first_el is None:  # defined by ->alias of an operator: always a duplicate
+                        define(
+                            AliasSite(
+                                element.alias, step.number, action.number, role, element.type, element.pos
+                            ),
+                            where,
+                        )
+                        raise AssertionError("define() raises for a duplicate")  # pragma: no cover
                     conflicts = [
                         what
                         for what, a, b in (
@@ -568,8 +603,10 @@ def _analyse(plan: Plan) -> _Analysis:
                         )
                         if a is not None and b is not None and a != b
                     ]
-                    if first_el.name is not None and element.ref is not None or (
-                        first_el.ref is not None and element.name is not None
+                    if (
+                        first_el.name is not None
+                        and element.ref is not None
+                        or (first_el.ref is not None and element.name is not None)
                     ):
                         conflicts.append("name")
                     if conflicts:
@@ -581,7 +618,10 @@ def _analyse(plan: Plan) -> _Analysis:
                             element.pos,
                         )
                     continue
-                define(AliasSite(element.alias, step.number, action.number, role, element.type, element.pos), where)
+                define(
+                    AliasSite(element.alias, step.number, action.number, role, element.type, element.pos),
+                    where,
+                )
                 element_defs[element.alias] = element
         elif isinstance(op, MathOp | DeduceOp | SortOp):
             define(
@@ -623,15 +663,21 @@ def _analyse(plan: Plan) -> _Analysis:
                         constraint.pos,
                     )
         elif isinstance(op, MathOp):
-            found += [_Use(item.alias, item.pos, "content") for item in op.content if isinstance(item, AliasRef)]
+            found += [
+                _Use(item.alias, item.pos, "content") for item in op.content if isinstance(item, AliasRef)
+            ]
             try:
                 names = parse_expression(op.target).names
             except MathError as exc:
                 pos = _shift(op.target_pos, exc.column)
-                raise _fail(f"the Math target `{op.target}` in {where} is not a valid expression: {exc.reason}", pos) from None
+                raise _fail(
+                    f"the Math target `{op.target}` in {where} is not a valid expression: {exc.reason}", pos
+                ) from None
             found += [_Use(use.name, _shift(op.target_pos, use.column), "target") for use in names]
         elif isinstance(op, DeduceOp):
-            found += [_Use(item.alias, item.pos, "content") for item in op.content if isinstance(item, AliasRef)]
+            found += [
+                _Use(item.alias, item.pos, "content") for item in op.content if isinstance(item, AliasRef)
+            ]
         elif isinstance(op, SortOp):
             found.append(_Use(op.source.alias, op.source.pos, "set"))
             if op.orderby is not None:
@@ -659,7 +705,6 @@ def _analyse(plan: Plan) -> _Analysis:
 
     # ---- step dependencies --------------------------------------------------------------------
     position = {action.number: index for index, (_, action) in enumerate(order)}
-    step_of = {action.number: step.number for step, action in order}
     deps: dict[int, set[int]] = {step.number: set() for step in steps}
     witness: dict[tuple[int, int], _Use] = {}
     for step, action in order:
@@ -687,13 +732,13 @@ def _analyse(plan: Plan) -> _Analysis:
             plan.pos,
         )
     if len(outputs) > 1:
-        first = outputs[0][1]
+        first_output = outputs[0][1]
         raise _fail(
-            f"the plan has more than one Output (Action{first.number} and Action{outputs[1][1].number}); "
+            f"the plan has more than one Output (Action{first_output.number} and "
+            f"Action{outputs[1][1].number}); "
             "put every answer alias into a single Output(a, b)",
             outputs[1][1].pos,
         )
-    del step_of
     return _Analysis(
         definitions=definitions,
         uses={number: tuple(dict.fromkeys(use.alias for use in found)) for number, found in uses.items()},
@@ -716,7 +761,7 @@ def _layers(deps: dict[int, set[int]], witness: dict[tuple[int, int], _Use]) -> 
         if not ready:
             cycle = _find_cycle(remaining)
             hops = []
-            for a, b in zip(cycle, cycle[1:]):
+            for a, b in zip(cycle, cycle[1:], strict=False):
                 use = witness[(a, b)]
                 hops.append(f"Step{a} reads {use.alias!r} from Step{b}")
             first_use = witness[(cycle[0], cycle[1])]
@@ -739,7 +784,7 @@ def _find_cycle(graph: dict[int, set[int]]) -> list[int]:
         seen[node] = len(path)
         path.append(node)
         node = min(graph[node])
-    return path[seen[node]:] + [node]
+    return path[seen[node] :] + [node]
 
 
 # ============================================================================================
@@ -849,7 +894,7 @@ class _Scanner:
         self.skip()
         if self.i >= len(self.text):
             return "the end of the action"
-        return repr(self.text[self.i:self.i + 12].split("\n")[0])
+        return repr(self.text[self.i : self.i + 12].split("\n")[0])
 
     def expect(self, symbol: str, what: str) -> None:
         if self.peek() != symbol:
@@ -914,7 +959,7 @@ class _Scanner:
                     break
                 depth -= 1
             self.i += 1
-        value = self.text[start:self.i].strip()
+        value = self.text[start : self.i].strip()
         if not value:
             raise self.error(f"expected {what} but found {self.found()}", start)
         return value, self.pos(start)
@@ -959,7 +1004,9 @@ class _Scanner:
                     "aliases inside s=, p=, o= and Output binds nothing",
                     alias_pos,
                 )
-            node = node.model_copy(update={"output": _alias_or_fail(alias, alias_pos), "output_pos": alias_pos})
+            node = node.model_copy(
+                update={"output": _alias_or_fail(alias, alias_pos), "output_pos": alias_pos}
+            )
         elif isinstance(node, MathOp | DeduceOp | SortOp):
             raise self.error(f"{canonical}(...) must bind its result to an alias: add '->x1' after ')'")
         self.skip()
@@ -1021,7 +1068,9 @@ class _Scanner:
                     if bare_bracket:
                         pending.append(_Pending(element, True))
                 else:
-                    raise self.error(f"expected '=' or '.' after {key!r} in Retrieval but found {self.found()}")
+                    raise self.error(
+                        f"expected '=' or '.' after {key!r} in Retrieval but found {self.found()}"
+                    )
                 if self.accept(","):
                     continue
                 self.peek()
@@ -1037,7 +1086,9 @@ class _Scanner:
                 "(write o=o1 for an unknown object)",
                 close_at,
             )
-        return RetrievalOp(s=elements["s"], p=elements["p"], o=elements["o"], constraints=constraints, pos=pos)
+        return RetrievalOp(
+            s=elements["s"], p=elements["p"], o=elements["o"], constraints=constraints, pos=pos
+        )
 
     def element(self, role: str) -> tuple[Element, bool]:
         alias, pos = self.ident(f"an alias for {role}= (e.g. {role}1)")
@@ -1050,28 +1101,34 @@ class _Scanner:
             if self.at_quote():
                 type_, _, type_pos = self.string()
             else:
-                type_, type_pos = self.raw(",)[", "a type after ':'" if role != "p" else "a predicate after ':'")
+                type_, type_pos = self.raw(
+                    ",)[", "a type after ':'" if role != "p" else "a predicate after ':'"
+                )
             if not type_.strip():
                 raise _fail(f"the {'predicate' if role == 'p' else 'type'} after ':' is empty", type_pos)
         if self.peek() == "[":
             open_at = self.i
             self.i += 1
             if self.at_quote():
-                name, _, name_pos = self.string()
+                name, _, _ = self.string()
                 self.expect("]", "after the name")
             else:
                 self.skip()
                 start = self.i
-                while self.i < len(self.text) and _sym(self.text[self.i]) != "]" and self.text[self.i] != "\n":
+                while (
+                    self.i < len(self.text) and _sym(self.text[self.i]) != "]" and self.text[self.i] != "\n"
+                ):
                     self.i += 1
                 if self.i >= len(self.text) or self.text[self.i] == "\n":
                     raise self.error("the '[' is never closed; names go in [`...`]", open_at)
-                name = self.text[start:self.i].strip()
+                name = self.text[start : self.i].strip()
                 self.i += 1
                 bare_bracket = True
-                name_pos = self.pos(start)
             if not name.strip():
-                raise self.error("the name in [...] is empty; write the entity name in backticks, e.g. [`Ada Lovelace`]", open_at)
+                raise self.error(
+                    "the name in [...] is empty; write the entity name in backticks, e.g. [`Ada Lovelace`]",
+                    open_at,
+                )
         return Element(alias=alias, type=type_, name=name, pos=pos), bare_bracket
 
     def constraint(self, target: str, pos: SourcePos) -> Constraint:
@@ -1081,8 +1138,10 @@ class _Scanner:
         self.skip()
         match = re.compile(r"==|!=|<>|<=|>=|=|<|>|≠|≤|≥").match(self.text, self.i)
         if not match:
-            raise self.error(f"expected a comparison (= != < <= > >=) after {target}.{prop} but found {self.found()}")
-        op = {"==": "=", "<>": "!=", "≠": "!=", "≤": "<=", "≥": ">="}.get(match.group(), match.group())
+            raise self.error(
+                f"expected a comparison (= != < <= > >=) after {target}.{prop} but found {self.found()}"
+            )
+        op = cast(CompareOp, _COMPARE_SYNONYMS.get(match.group(), match.group()))
         self.i = match.end()
         if self.at_quote():
             text, _, _ = self.string()
@@ -1136,7 +1195,9 @@ class _Scanner:
             else:
                 fields["target"], fields["target_pos"] = self.value("an expression such as `2011 - o2`")
         if "target" not in fields:
-            raise self.error("Math needs target=`<expression>`, e.g. Math(content=[`o2`], target=`2011 - o2`)->m1")
+            raise self.error(
+                "Math needs target=`<expression>`, e.g. Math(content=[`o2`], target=`2011 - o2`)->m1"
+            )
         return MathOp.model_construct(**{"content": [], **fields})
 
     def deduce(self, pos: SourcePos) -> DeduceOp:
@@ -1162,7 +1223,7 @@ class _Scanner:
 
     def sort(self, pos: SourcePos) -> SortOp:
         fields: dict[str, Any] = {"pos": pos, "output": "_"}
-        for key, key_pos in self.keyword_args("Sort", ("set", "orderby", "direction", "limit")):
+        for key, _ in self.keyword_args("Sort", ("set", "orderby", "direction", "limit")):
             if key == "set":
                 if self.at_quote():
                     alias, _, alias_pos = self.string()
@@ -1267,7 +1328,7 @@ def parse_plan(text: str) -> Plan:
         rest_col = header.end() + 1
         head_pos = SourcePos(line=line_no, column=header.start("kw") + 1)
         if header["kw"].lower() == "step":
-            question = line[header.end():].strip()
+            question = line[header.end() :].strip()
             if not question:
                 raise LogicalFormError(
                     f"Step{number} has no sub-question; write 'Step{number}: <sub-question>'",
@@ -1283,7 +1344,7 @@ def parse_plan(text: str) -> Plan:
                 line=line_no,
                 column=head_pos.column,
             )
-        body = line[header.end():]
+        body = line[header.end() :]
         depth, quote = _balance(body)
         start_line = line_no
         while (depth > 0 or quote is not None) and index < len(lines):
@@ -1365,7 +1426,9 @@ def _build(steps: list[dict[str, Any]], pending: list[_Pending], end: SourcePos)
             if isinstance(op, MathOp | DeduceOp | SortOp):
                 op = _revalidated_with_positions(op)
             actions.append(Action(number=action["number"], operator=op, pos=action["pos"]))
-        built_steps.append(Step(number=step["number"], question=step["question"], actions=actions, pos=step["pos"]))
+        built_steps.append(
+            Step(number=step["number"], question=step["question"], actions=actions, pos=step["pos"])
+        )
     return Plan(steps=built_steps, pos=end)
 
 

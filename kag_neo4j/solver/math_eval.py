@@ -93,9 +93,7 @@ def _starts_operand(text: str, i: int) -> bool:
 
 def _tokenize(text: str) -> list[_Token]:
     if len(text) > MAX_EXPRESSION_CHARS:
-        raise MathError(
-            f"the expression is {len(text)} characters long; the limit is {MAX_EXPRESSION_CHARS}"
-        )
+        raise MathError(f"the expression is {len(text)} characters long; the limit is {MAX_EXPRESSION_CHARS}")
     tokens: list[_Token] = []
     parens: list[bool] = []  # True = a function call's argument list
     i = 0
@@ -171,10 +169,13 @@ def _read_number(text: str, i: int, tokens: list[_Token], *, in_call: bool) -> i
             k2 = j
             groups: list[str] = []
             while (
-                k2 < len(text) and text[k2] == sep and k2 + 4 <= len(text)
-                and text[k2 + 1:k2 + 4].isdigit() and not (k2 + 4 < len(text) and text[k2 + 4].isdigit())
+                k2 < len(text)
+                and text[k2] == sep
+                and k2 + 4 <= len(text)
+                and text[k2 + 1 : k2 + 4].isdigit()
+                and not (k2 + 4 < len(text) and text[k2 + 4].isdigit())
             ):
-                groups.append(text[k2 + 1:k2 + 4])
+                groups.append(text[k2 + 1 : k2 + 4])
                 k2 += 4
             if groups:
                 digits.extend(groups)
@@ -319,7 +320,9 @@ class _Parser:
             raise MathError("the expression is empty; write e.g. `2011 - o2`", column=1)
         node = self.expr()
         if self.tok.kind != "EOF":
-            raise MathError(f"unexpected {self._describe(self.tok)} after a complete expression", column=self.tok.column)
+            raise MathError(
+                f"unexpected {self._describe(self.tok)} after a complete expression", column=self.tok.column
+            )
         return node
 
     def expr(self) -> _Node:
@@ -381,7 +384,9 @@ class _Parser:
                 self.depth -= 1
             self.expect_rp(tok)
             return node
-        raise MathError(f"expected a number, an alias or '(' but found {self._describe(tok)}", column=tok.column)
+        raise MathError(
+            f"expected a number, an alias or '(' but found {self._describe(tok)}", column=tok.column
+        )
 
     def call(self, name: _Token) -> _Node:
         lp = self.next()
@@ -404,9 +409,7 @@ class _Parser:
         lo, hi = FUNCTIONS[name.value].arity
         if not lo <= len(args) <= (hi if hi is not None else len(args)):
             want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
-            raise MathError(
-                f"{name.value}() takes {want} argument(s), got {len(args)}", column=name.column
-            )
+            raise MathError(f"{name.value}() takes {want} argument(s), got {len(args)}", column=name.column)
         return _Call(name.value, tuple(args), name.column)
 
     def expect_rp(self, opened: _Token) -> None:
@@ -575,7 +578,9 @@ class _Evaluator:
             parsed = parse_date(value)
             if parsed is not None:
                 return self._date_from_partial(parsed, node)
-            raise MathError(f"{label} = {_describe_value(value)} holds no single number or date", column=node.column)
+            raise MathError(
+                f"{label} = {_describe_value(value)} holds no single number or date", column=node.column
+            )
         raise MathError(f"{label} is a {type(value).__name__}, not a number", column=node.column)
 
     def _date_from_partial(self, value: PartialDate, node: _Node) -> _dt.date:
@@ -705,7 +710,9 @@ def _too_large() -> str:
 
 def _check(value: int | float, column: int) -> int | float:
     if isinstance(value, float) and not math.isfinite(value):
-        raise MathError(_too_large() if not math.isnan(value) else "the result is not a number", column=column)
+        raise MathError(
+            _too_large() if not math.isnan(value) else "the result is not a number", column=column
+        )
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         raise MathError(_too_large(), column=column)
     return value
@@ -787,7 +794,9 @@ def _fn_round(ev: _Evaluator, node: _Call, args: list[Any]) -> int | float:
     if len(args) == 2:
         raw = ev.number(args[1], node.args[1])
         if not float(raw).is_integer() or not -12 <= raw <= 12:
-            raise MathError("round()'s second argument must be a whole number from -12 to 12", column=node.column)
+            raise MathError(
+                "round()'s second argument must be a whole number from -12 to 12", column=node.column
+            )
         digits = int(raw)
     rounded = Decimal(repr(value) if isinstance(value, float) else value).quantize(
         Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP

@@ -15,15 +15,24 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import OperatorError
-from kag_neo4j.prompts.deduce import ENTAILMENT_LABELS, JUDGEMENT_VERDICTS, DeduceResponse
+from kag_neo4j.prompts.deduce import (
+    ENTAILMENT_LABELS,
+    JUDGEMENT_VERDICTS,
+    DeduceResponse,
+)
 from kag_neo4j.solver.logical_form import AliasRef, DeduceOp
 from kag_neo4j.solver.math_eval import format_value
-from kag_neo4j.solver.values import PartialDate, normalise_text, parse_date, parse_number
+from kag_neo4j.solver.values import (
+    PartialDate,
+    normalise_text,
+    parse_date,
+    parse_number,
+)
 
 __all__ = [
     "COMPARE_OPS",
@@ -61,7 +70,9 @@ def _unwrap(value: Any, what: str) -> Any:
         elif not value:
             return None
         else:
-            raise OperatorError(f"{what} holds {len(value)} values where one was expected: {render_value(value)}")
+            raise OperatorError(
+                f"{what} holds {len(value)} values where one was expected: {render_value(value)}"
+            )
     return value
 
 
@@ -162,10 +173,11 @@ def sort_items(
         else:
             present.append((index, value))
     kind = _kind([value for _, value in present])
+    keyed: list[tuple[int, Any]]
     if kind == "number":
         keyed = [(index, _as_number(value)) for index, value in present]
     elif kind == "date":
-        keyed = [(index, _as_date(value).sort_key()) for index, value in present]  # type: ignore[union-attr]
+        keyed = [(index, cast(PartialDate, _as_date(value)).sort_key()) for index, value in present]
     else:
         keyed = [(index, normalise_text(value)) for index, value in present]
     keyed.sort(key=lambda pair: pair[1], reverse=direction == "max")  # stable: ties keep input order
@@ -208,7 +220,10 @@ def compare_values(left: Any, right: Any) -> int:
 def _equal(values: Sequence[Any]) -> bool:
     items = [_set_or_value(v) for v in values]
     if any(isinstance(item, frozenset) for item in items):
-        return len({item if isinstance(item, frozenset) else frozenset({_canonical(item)}) for item in items}) == 1
+        return (
+            len({item if isinstance(item, frozenset) else frozenset({_canonical(item)}) for item in items})
+            == 1
+        )
     kind = _kind(items)
     if kind in ("number", "date"):
         return all(compare_values(items[0], other) == 0 for other in items[1:])
@@ -248,7 +263,9 @@ def deduce_compare(op: CompareKind, values: Sequence[Any]) -> DeduceOutcome:
     """Decide ``greater`` / ``less`` (exactly two values: is the first greater / less than the
     second?) or ``equal`` (two or more values, all the same after normalisation)."""
     if op not in COMPARE_OPS:
-        raise OperatorError(f"{op!r} is not a deterministic Deduce op; expected one of {', '.join(COMPARE_OPS)}")
+        raise OperatorError(
+            f"{op!r} is not a deterministic Deduce op; expected one of {', '.join(COMPARE_OPS)}"
+        )
     if op == "equal":
         if len(values) < 2:
             raise OperatorError(f"Deduce(op=equal) needs at least two values, got {len(values)}")
@@ -279,14 +296,34 @@ class DeduceEvidence(BaseModel):
 
 
 _JUDGEMENT_SYNONYMS = {
-    "yes": "yes", "true": "yes", "是": "yes", "对": "yes", "correct": "yes",
-    "no": "no", "false": "no", "否": "no", "不是": "no", "incorrect": "no",
-    "unknown": "unknown", "not sure": "unknown", "unclear": "unknown", "不确定": "unknown", "未知": "unknown",
+    "yes": "yes",
+    "true": "yes",
+    "是": "yes",
+    "对": "yes",
+    "correct": "yes",
+    "no": "no",
+    "false": "no",
+    "否": "no",
+    "不是": "no",
+    "incorrect": "no",
+    "unknown": "unknown",
+    "not sure": "unknown",
+    "unclear": "unknown",
+    "不确定": "unknown",
+    "未知": "unknown",
 }
 _ENTAILMENT_SYNONYMS = {
-    "entailment": "entailment", "entailed": "entailment", "entails": "entailment", "蕴含": "entailment",
-    "contradiction": "contradiction", "contradicted": "contradiction", "contradicts": "contradiction", "矛盾": "contradiction",
-    "neutral": "neutral", "unknown": "neutral", "中立": "neutral",
+    "entailment": "entailment",
+    "entailed": "entailment",
+    "entails": "entailment",
+    "蕴含": "entailment",
+    "contradiction": "contradiction",
+    "contradicted": "contradiction",
+    "contradicts": "contradiction",
+    "矛盾": "contradiction",
+    "neutral": "neutral",
+    "unknown": "neutral",
+    "中立": "neutral",
 }
 
 
@@ -315,15 +352,21 @@ class DeduceRequest(BaseModel):
         if op == "judgement":
             verdict = _JUDGEMENT_SYNONYMS.get(normalise_text(answer))
             if verdict is None:
-                raise OperatorError(f"judgement answer {answer!r} is not one of {', '.join(JUDGEMENT_VERDICTS)}")
+                raise OperatorError(
+                    f"judgement answer {answer!r} is not one of {', '.join(JUDGEMENT_VERDICTS)}"
+                )
             return DeduceOutcome(op=op, answer=verdict, explanation=response.reasoning, deterministic=False)
         if op == "entailment":
             label = _ENTAILMENT_SYNONYMS.get(normalise_text(answer))
             if label is None:
-                raise OperatorError(f"entailment answer {answer!r} is not one of {', '.join(ENTAILMENT_LABELS)}")
+                raise OperatorError(
+                    f"entailment answer {answer!r} is not one of {', '.join(ENTAILMENT_LABELS)}"
+                )
             return DeduceOutcome(op=op, answer=label, explanation=response.reasoning, deterministic=False)
         if op == "choice":
-            return DeduceOutcome(op=op, answer=self._option(answer), explanation=response.reasoning, deterministic=False)
+            return DeduceOutcome(
+                op=op, answer=self._option(answer), explanation=response.reasoning, deterministic=False
+            )
         if op == "multiChoice":
             picked = [a for a in (response.answers or ([answer] if answer else []))]
             chosen = list(dict.fromkeys(self._option(a) for a in picked))
@@ -363,7 +406,9 @@ def deduce(
                 else:
                     options.append(render_value(value))
         return DeduceRequest(op=op, target=target, question=question, content=evidence, options=options)  # type: ignore[arg-type]
-    raise OperatorError(f"unknown Deduce op {op!r}; expected one of {', '.join(COMPARE_OPS + LLM_DEDUCE_OPS)}")
+    raise OperatorError(
+        f"unknown Deduce op {op!r}; expected one of {', '.join(COMPARE_OPS + LLM_DEDUCE_OPS)}"
+    )
 
 
 def run_deduce(

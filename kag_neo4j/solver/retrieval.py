@@ -104,8 +104,12 @@ def hybrid_retrieve(
     )
     return [
         RankedChunk(
-            chunk_id=row["chunk_id"], document_id=row["document_id"], title=row["title"], text=row["text"],
-            score=row["score"], ranks={item["list"]: item["rank"] for item in row["ranks"]},
+            chunk_id=row["chunk_id"],
+            document_id=row["document_id"],
+            title=row["title"],
+            text=row["text"],
+            score=row["score"],
+            ranks={item["list"]: item["rank"] for item in row["ranks"]},
         )
         for row in rows
     ]

@@ -26,7 +26,14 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import SchemaError
-from kag_neo4j.solver.logical_form import Action, AliasSite, Element, Plan, RetrievalOp, Step
+from kag_neo4j.solver.logical_form import (
+    Action,
+    AliasSite,
+    Element,
+    Plan,
+    RetrievalOp,
+    Step,
+)
 from kag_neo4j.store.identifiers import check_identifier
 
 __all__ = [
@@ -100,7 +107,9 @@ class SimpleSchema:
         for key, spec in self.predicates.items():
             check_identifier(spec.name, what="schema predicate")
             if key != spec.name:
-                raise SchemaError(f"predicate entry {key!r} holds a spec named {spec.name!r}; use the same name")
+                raise SchemaError(
+                    f"predicate entry {key!r} holds a spec named {spec.name!r}; use the same name"
+                )
             for end in (spec.domain, spec.range):
                 if end is not None and end not in self.type_names and end not in self.value_types:
                     raise SchemaError(
@@ -129,8 +138,10 @@ class SimpleSchema:
         specs: dict[str, PredicateSpec] = {}
         for item in predicates:
             spec = (
-                item if isinstance(item, PredicateSpec)
-                else PredicateSpec(item) if isinstance(item, str)
+                item
+                if isinstance(item, PredicateSpec)
+                else PredicateSpec(item)
+                if isinstance(item, str)
                 else PredicateSpec(*item)
             )
             specs[spec.name] = spec
@@ -221,7 +232,9 @@ class _Lookup:
         return False
 
 
-def validate_plan(plan: Plan, schema: SchemaDescription, *, generic_type: str = GENERIC_TYPE) -> ValidatedPlan:
+def validate_plan(
+    plan: Plan, schema: SchemaDescription, *, generic_type: str = GENERIC_TYPE
+) -> ValidatedPlan:
     """Standardise ``plan``'s types and predicates against ``schema``.
 
     Never raises for unknown names (they fall back as described in the module docstring);
@@ -247,7 +260,9 @@ def validate_plan(plan: Plan, schema: SchemaDescription, *, generic_type: str = 
         new_steps.append(step.model_copy(update={"actions": new_actions}))
     checked = Plan(steps=new_steps, pos=plan.pos)
     _assert_safe(checked, generic_type)
-    return ValidatedPlan(plan=checked, issues=issues, open_predicates=open_predicates, value_types=lookup.value_types)
+    return ValidatedPlan(
+        plan=checked, issues=issues, open_predicates=open_predicates, value_types=lookup.value_types
+    )
 
 
 @dataclass
@@ -266,8 +281,13 @@ class _Recorder:
     ) -> None:
         self.issues.append(
             ValidationIssue(
-                level=level, step=self.step, action=self.action, field=field_name,
-                original=original, replacement=replacement, message=f"Action{self.action}: {message}",
+                level=level,
+                step=self.step,
+                action=self.action,
+                field=field_name,
+                original=original,
+                replacement=replacement,
+                message=f"Action{self.action}: {message}",
             )
         )
 
@@ -290,12 +310,22 @@ def _validate_retrieval(
         canonical, ambiguous = lookup.resolve(lookup.types, element.type)
         if canonical is None:
             why = "matches several schema types" if ambiguous else "is not a schema type"
-            record.add("warning", f"{role}.type", element.type, generic_type,
-                       f"type {element.type!r} of {role}={element.alias} {why}; using {generic_type}")
+            record.add(
+                "warning",
+                f"{role}.type",
+                element.type,
+                generic_type,
+                f"type {element.type!r} of {role}={element.alias} {why}; using {generic_type}",
+            )
             return element.model_copy(update={"type": generic_type})
         if canonical != element.type:
-            record.add("info", f"{role}.type", element.type, canonical,
-                       f"type {element.type!r} of {role}={element.alias} standardised to {canonical!r}")
+            record.add(
+                "info",
+                f"{role}.type",
+                element.type,
+                canonical,
+                f"type {element.type!r} of {role}={element.alias} standardised to {canonical!r}",
+            )
         return element.model_copy(update={"type": canonical})
 
     s = entity("s", op.s)
@@ -306,14 +336,24 @@ def _validate_retrieval(
         canonical, ambiguous = lookup.resolve(lookup.predicates, p.type)
         if canonical is None:
             why = "matches several schema predicates" if ambiguous else "is not a schema predicate"
-            record.add("warning", "p.predicate", p.type, None,
-                       f"predicate {p.type!r} {why}; matching any relation and open facts by text")
+            record.add(
+                "warning",
+                "p.predicate",
+                p.type,
+                None,
+                f"predicate {p.type!r} {why}; matching any relation and open facts by text",
+            )
             open_predicates[p.alias] = p.type
             p = p.model_copy(update={"type": None})
         else:
             if canonical != p.type:
-                record.add("info", "p.predicate", p.type, canonical,
-                           f"predicate {p.type!r} standardised to {canonical!r}")
+                record.add(
+                    "info",
+                    "p.predicate",
+                    p.type,
+                    canonical,
+                    f"predicate {p.type!r} standardised to {canonical!r}",
+                )
             p = p.model_copy(update={"type": canonical})
             spec = lookup.specs[canonical]
     if spec is not None:
@@ -340,17 +380,27 @@ def _check_end(
         return element
     if element.type is None:
         if defines_here:
-            record.add("info", f"{role}.type", None, expected,
-                       f"{role}={element.alias} takes the predicate's {label} type {expected!r}")
+            record.add(
+                "info",
+                f"{role}.type",
+                None,
+                expected,
+                f"{role}={element.alias} takes the predicate's {label} type {expected!r}",
+            )
             return element.model_copy(update={"type": expected})
         return element
     if element.type == generic_type:
         return element
     both_values = element.type in lookup.value_types and expected in lookup.value_types
     if not both_values and not lookup.is_a(element.type, expected):
-        record.add("warning", f"{role}.type", element.type, None,
-                   f"the predicate expects a {label} of type {expected!r}, but {role}={element.alias} "
-                   f"is {element.type!r}")
+        record.add(
+            "warning",
+            f"{role}.type",
+            element.type,
+            None,
+            f"the predicate expects a {label} of type {expected!r}, but {role}={element.alias} "
+            f"is {element.type!r}",
+        )
     return element
 
 

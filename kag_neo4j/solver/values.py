@@ -28,9 +28,17 @@ _MONTHS = {
     name: index
     for index, names in enumerate(
         [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
             ("december", "dec"),
         ],
         start=1,
@@ -40,9 +48,15 @@ _MONTHS = {
 _MONTH = r"(?P<mname>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 
 _MULTIPLIERS = {
-    "thousand": Decimal(1_000), "million": Decimal(1_000_000), "billion": Decimal(1_000_000_000),
-    "trillion": Decimal(1_000_000_000_000), "千": Decimal(1_000), "万": Decimal(10_000),
-    "百万": Decimal(1_000_000), "千万": Decimal(10_000_000), "亿": Decimal(100_000_000),
+    "thousand": Decimal(1_000),
+    "million": Decimal(1_000_000),
+    "billion": Decimal(1_000_000_000),
+    "trillion": Decimal(1_000_000_000_000),
+    "千": Decimal(1_000),
+    "万": Decimal(10_000),
+    "百万": Decimal(1_000_000),
+    "千万": Decimal(10_000_000),
+    "亿": Decimal(100_000_000),
     "万亿": Decimal(1_000_000_000_000),
 }
 _NUMBER = re.compile(

@@ -18,7 +18,7 @@ _IDENTIFIER = re.compile(r"^[^\W\d_]\w{0,127}$", re.UNICODE)
 RESERVED_LABELS = frozenset(
     {
         "Document", "Chunk", "Entity", "Concept", "Event", "SchemaType", "SchemaRelation",
-        "SchemaProperty", "KagMigration", "KagMigrationLock", "KagRun", "KagStep", "KagMeta",
+        "SchemaProperty", "KagMigration", "KagMigrationLock", "KagRun", "KagStep", "KagMeta", "SchemaNamespace",
     }
 )
 

@@ -67,6 +67,7 @@ def test_supply_chain_applies_and_show_lists_it(db: Database) -> None:
     assert _count(db, "MATCH (p:SchemaProperty) RETURN count(p) AS c") == 14
     fund = db.read("MATCH (:SchemaType {key: 'SupplyChain.Company'})-[:HAS_RELATION]->"
                    "(r:SchemaRelation {name: 'fundTrans'})-[:HAS_PROPERTY]->(p:SchemaProperty) "
+                   "WITH r, p ORDER BY p.position "
                    "RETURN r.target AS target, collect(p.name + ':' + p.value_type) AS subs")
     assert fund == [{"target": "Company", "subs": ["transDate:Text", "transAmt:Integer"]}]
     belong = db.read("MATCH (r:SchemaRelation {key: 'SupplyChain.Product.belongTo'})-[:RANGE]->(t) "

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 from models_testkit import GOOD, PROMPT, Extraction
 
-from kag_neo4j.errors import ModelError, ModelTimeoutError, StructuredOutputError, TransientModelError
+from kag_neo4j.errors import (
+    ModelError,
+    ModelTimeoutError,
+    StructuredOutputError,
+    TransientModelError,
+)
 from kag_neo4j.models import ResponseCache, ScriptedLLM, Usage
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.chat import RetryPolicy, coerce_messages

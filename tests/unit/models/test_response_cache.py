@@ -8,7 +8,13 @@ import pytest
 
 from kag_neo4j.errors import ConfigError
 from kag_neo4j.models.base import ChatMessage
-from kag_neo4j.models.cache import CachedResponse, NullCache, ResponseCache, cache_key, open_cache
+from kag_neo4j.models.cache import (
+    CachedResponse,
+    NullCache,
+    ResponseCache,
+    cache_key,
+    open_cache,
+)
 
 MESSAGES = [ChatMessage(role="user", content="hello")]
 BASE = {

@@ -4,13 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
+from models_testkit import GOOD, Extraction, Triple
 
 from kag_neo4j.errors import ConfigError, TransientModelError
 from kag_neo4j.models import ScriptedLLM
 from kag_neo4j.models.base import LLM, ChatMessage
 from kag_neo4j.models.scripted import ScriptExhaustedError, prompts_of
-
-from models_testkit import GOOD, Extraction, Triple
 
 U = [ChatMessage(role="user", content="hi")]
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from models_testkit import Extraction
 
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.structured import (
@@ -11,8 +12,6 @@ from kag_neo4j.models.structured import (
     repair_messages,
     with_schema_instruction,
 )
-
-from models_testkit import Extraction
 
 
 @pytest.mark.parametrize(

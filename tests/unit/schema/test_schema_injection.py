@@ -6,8 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from kag_neo4j.errors import InvalidIdentifierError
-from kag_neo4j.schema import SchemaFileError, TypeDecl, TypeKind, parse_schema, validate_schema
-from kag_neo4j.schema import naming
+from kag_neo4j.schema import SchemaFileError, TypeDecl, TypeKind, naming, parse_schema, validate_schema
 from kag_neo4j.schema.apply import constraint_statement, fulltext_statement, schema_statements, vector_statement
 from kag_neo4j.schema.models import ResolvedSchema, ResolvedType
 from kag_neo4j.store.cypher import render

@@ -71,7 +71,8 @@ def test_rule_text_keeps_comments_and_is_dedented() -> None:
 def test_namespace_template_placeholder() -> None:
     doc = parse_file(FIXTURES / "default_template.schema")
     assert doc.namespace is None
-    assert doc.namespace_location is not None and (doc.namespace_location.line, doc.namespace_location.column) == (1, 11)
+    location = doc.namespace_location
+    assert location is not None and (location.line, location.column) == (1, 11)
     assert parse_file(FIXTURES / "default_template.schema", namespace="Demo").namespace == "Demo"
 
 
@@ -126,7 +127,8 @@ def test_all_constructs() -> None:
     (part_of,) = thing.relations
     assert part_of.properties[0].constraints.regular == "^\\d{4}$"
     assert part_of.rule is None  # an empty rule block
-    assert (special.name, special.parent, special.kind, special.display_name) == ("Special", "Thing", None, "Special thing")
+    assert (special.name, special.parent, special.kind) == ("Special", "Thing", None)
+    assert special.display_name == "Special thing"
     assert (other.name, other.parent, other.description) == ("Other", "Thing", "no display name")
     assert code.location is not None and (code.location.line, code.location.column) == (8, 9)
     assert code.value_type_location is not None and code.value_type_location.column == 21

@@ -8,8 +8,15 @@ import pytest
 
 from kag_neo4j.errors import ConfigError, IndexDimensionError, SchemaError
 from kag_neo4j.schema import DdlAction, apply_schema, load_schema, to_rows, validate_schema
-from kag_neo4j.schema.apply import Existing, _reconcile, fulltext_statement, needs_dimensions, plan_statements, \
-    schema_statements, vector_statement
+from kag_neo4j.schema.apply import (
+    Existing,
+    _reconcile,
+    fulltext_statement,
+    needs_dimensions,
+    plan_statements,
+    schema_statements,
+    vector_statement,
+)
 from kag_neo4j.schema.metagraph import to_document
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "schemas"

@@ -59,8 +59,12 @@ def test_brief_example_aliases_and_reads() -> None:
     plan = parse_plan(BRIEF_EXAMPLE)
     sites = plan.definitions()
     assert {alias: (site.step, site.action, site.role) for alias, site in sites.items()} == {
-        "s1": (1, 1, "s"), "p1": (1, 1, "p"), "o1": (1, 1, "o"),
-        "p2": (2, 2, "p"), "o2": (2, 2, "o"), "m1": (2, 3, "Math"),
+        "s1": (1, 1, "s"),
+        "p1": (1, 1, "p"),
+        "o1": (1, 1, "o"),
+        "p2": (2, 2, "p"),
+        "o2": (2, 2, "o"),
+        "m1": (2, 3, "Math"),
     }
     assert sites["o1"].type == "SportsTeam"
     assert plan.uses(2) == ("o1",)
@@ -97,7 +101,7 @@ def test_constraints_all_operators_and_value_kinds() -> None:
     plan = parse_plan(
         "Step1: q\n"
         "Action1: Retrieval(s=s1:Person, p=p1:playsFor, o=o1:SportsTeam, p.year>=2009, p.year <= 2012, "
-        "o.country=`Spain`, s.active=true, o.budget>1.5e8, s1.age!=30, o1.rank<3, s.name==\"Ronaldo\", "
+        'o.country=`Spain`, s.active=true, o.budget>1.5e8, s1.age!=30, o1.rank<3, s.name=="Ronaldo", '
         "o.city=Madrid)\n"
         "Action2: Output(o1)\n"
     )
@@ -120,7 +124,7 @@ def test_constraints_all_operators_and_value_kinds() -> None:
 
 
 def test_quoted_number_stays_text() -> None:
-    plan = parse_plan("Step1: q\nAction1: Retrieval(s=s1, p=p1, o=o1, p.year=\"2011\")\nAction2: Output(o1)")
+    plan = parse_plan('Step1: q\nAction1: Retrieval(s=s1, p=p1, o=o1, p.year="2011")\nAction2: Output(o1)')
     constraint = plan.steps[0].actions[0].operator.constraints[0]  # type: ignore[union-attr]
     assert constraint.value == "2011" and isinstance(constraint.value, str)
 
@@ -233,13 +237,19 @@ def test_math_deduce_sort_output_forms() -> None:
         "Action3: Sort(set=s1, orderby=o2, direction=max, limit=1)->a1\n"
         "Action4: Math(content=[`o2`], target=`count(o2)`)->m1\n"
         "Action5: Deduce(op=greater, content=[`m1`, 3], target=`More than three rivers?`)->d1\n"
-        "Action6: Deduce(op=multichoice, content=[`a1`, \"the Rhine\"])->d2\n"
+        'Action6: Deduce(op=multichoice, content=[`a1`, "the Rhine"])->d2\n'
         "Action7: Output(`a1`, m1, d1, d2)\n"
     )
     ops = [a.operator for _, a in plan.actions()]
     sort = ops[2]
     assert isinstance(sort, SortOp)
-    assert (sort.source.alias, sort.orderby, sort.direction, sort.limit, sort.output) == ("s1", "o2", "max", 1, "a1")
+    assert (sort.source.alias, sort.orderby, sort.direction, sort.limit, sort.output) == (
+        "s1",
+        "o2",
+        "max",
+        1,
+        "a1",
+    )
     deduce = ops[4]
     assert isinstance(deduce, DeduceOp)
     assert deduce.op == "greater"
@@ -278,8 +288,14 @@ def test_plan_built_in_python_is_checked_too() -> None:
                 number=1,
                 question="q",
                 actions=[
-                    Action(number=1, operator=RetrievalOp(
-                        s=Element(alias="s1", type="A", name="x"), p=Element(alias="p1"), o=Element(alias="o1"))),
+                    Action(
+                        number=1,
+                        operator=RetrievalOp(
+                            s=Element(alias="s1", type="A", name="x"),
+                            p=Element(alias="p1"),
+                            o=Element(alias="o1"),
+                        ),
+                    ),
                     Action(number=2, operator=OutputOp(aliases=[AliasRef(alias="o1")])),
                 ],
             )
@@ -294,3 +310,19 @@ def test_alias_model_validation(bad: str) -> None:
 
     with pytest.raises(ValidationError):
         AliasRef(alias=bad)
+
+
+def test_plans_in_the_documentation_parse() -> None:
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[3] / "docs" / "logical-forms.md"
+    blocks = [
+        b
+        for b in re.findall(r"```\n(.*?)```", doc.read_text(encoding="utf-8"), re.DOTALL)
+        if b.startswith("Step1")
+    ]
+    assert blocks
+    for block in blocks:
+        plan = parse_plan(block)
+        assert parse_plan(plan.to_text()) == plan

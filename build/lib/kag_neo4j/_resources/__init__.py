@@ -1,1 +1,0 @@
-"""Packaged copies of the top-level cypher/, procedures/, migrations/ and schema/ folders."""

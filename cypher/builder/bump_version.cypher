@@ -1,0 +1,4 @@
+// Tell readers (the solver's GDS projection) that the graph changed.
+MERGE (m:KagMeta {key: 'graph'})
+SET m.version = coalesce(m.version, 0) + 1, m.updated_at = datetime(), m.reason = $reason
+RETURN m.version AS version

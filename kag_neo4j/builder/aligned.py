@@ -1,0 +1,159 @@
+"""What the aligner hands to the vectoriser and the writer: resolved, graph-shaped rows.
+
+Every fact row names the chunk that supports it, so the writer can store provenance
+(``MENTIONED_IN`` edges, ``chunk_ids`` / ``doc_ids`` lists) and a document can later be deleted
+or replaced exactly. These are plain dataclasses (tens of thousands are made per load).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kag_neo4j.builder.records import ChunkRecord, PropertyValue, SourceDocument
+
+#: node kinds a fact can start or end at (both are written with an ``id`` uniqueness constraint)
+ENTITY = "Entity"
+EVENT = "Event"
+
+
+@dataclass(slots=True)
+class EntityNode:
+    """A resolved entity: ``id`` is deterministic (type family + normalised name)."""
+
+    id: str
+    name: str
+    key: str
+    family: str
+    labels: tuple[str, ...] = ()
+    semantic_type: str | None = None
+    description: str = ""
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+    embedding: list[float] | None = None
+    #: ``True`` when the node already exists in the graph (found by the resolver)
+    existing: bool = False
+
+
+@dataclass(slots=True)
+class EventNode:
+    id: str
+    name: str
+    key: str
+    family: str
+    labels: tuple[str, ...] = ()
+    event_type: str | None = None
+    description: str = ""
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+    embedding: list[float] | None = None
+
+
+@dataclass(slots=True)
+class Mention:
+    """``(node)-[:MENTIONED_IN {count, names}]->(chunk)``; ``names`` are the surface forms used."""
+
+    node_id: str
+    chunk_id: str
+    count: int
+    names: list[str]
+    kind: str = ENTITY
+
+
+@dataclass(slots=True)
+class FactEdge:
+    """A relation between two nodes, supported by one chunk.
+
+    ``rel_type`` is a schema relationship type (already validated), or ``None`` for an open
+    fact, written as ``:RELATED {predicate}``.
+    """
+
+    source_id: str
+    target_id: str
+    chunk_id: str
+    predicate: str
+    rel_type: str | None = None
+    source_kind: str = ENTITY
+    target_kind: str = ENTITY
+    confidence: float = 1.0
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ConceptLink:
+    """``(:Entity)-[:BELONGS_TO]->(:Concept)`` found by alignment (supported by one chunk)."""
+
+    entity_id: str
+    concept_id: str
+    chunk_id: str
+
+
+@dataclass(slots=True)
+class ConceptNode:
+    """A concept made by alignment (an entity's semantic type) rather than loaded from a taxonomy."""
+
+    id: str
+    name: str
+    embedding: list[float] | None = None
+
+
+@dataclass
+class AlignedDocument:
+    """One document ready to write: its chunks and every fact extracted from them."""
+
+    document: SourceDocument
+    chunks: list[ChunkRecord]
+    entities: dict[str, EntityNode] = field(default_factory=dict)
+    events: dict[str, EventNode] = field(default_factory=dict)
+    mentions: list[Mention] = field(default_factory=list)
+    facts: list[FactEdge] = field(default_factory=list)
+    concept_links: list[ConceptLink] = field(default_factory=list)
+    concepts: dict[str, ConceptNode] = field(default_factory=dict)
+    chunk_vectors: dict[str, list[float]] = field(default_factory=dict)
+    issues: list[str] = field(default_factory=list)
+    #: extracted entity records in this document (one per chunk and name)
+    entity_records: int = 0
+    #: entity records merged into an entity with another name (alias) or from another chunk/document
+    merges: int = 0
+
+    @property
+    def id(self) -> str:
+        return self.document.id
+
+    def remap_entity(self, old_id: str, new: EntityNode) -> None:
+        """Point every fact at ``new`` instead of ``old_id`` (used by cross-document resolution)."""
+        gone = self.entities.pop(old_id)
+        target = self.entities.get(new.id)
+        if target is None:
+            self.entities[new.id] = new
+        else:
+            for key, value in gone.properties.items():
+                target.properties.setdefault(key, value)
+            if not target.description:
+                target.description = gone.description
+        for mention in self.mentions:
+            if mention.kind == ENTITY and mention.node_id == old_id:
+                mention.node_id = new.id
+        for fact in self.facts:
+            if fact.source_kind == ENTITY and fact.source_id == old_id:
+                fact.source_id = new.id
+            if fact.target_kind == ENTITY and fact.target_id == old_id:
+                fact.target_id = new.id
+        for link in self.concept_links:
+            if link.entity_id == old_id:
+                link.entity_id = new.id
+        self.mentions = _merge_mentions(self.mentions)
+
+    def fact_count(self) -> int:
+        return len(self.facts)
+
+
+def _merge_mentions(mentions: list[Mention]) -> list[Mention]:
+    """Combine mentions of the same node in the same chunk (after a remap)."""
+    merged: dict[tuple[str, str, str], Mention] = {}
+    for mention in mentions:
+        key = (mention.kind, mention.node_id, mention.chunk_id)
+        have = merged.get(key)
+        if have is None:
+            merged[key] = Mention(mention.node_id, mention.chunk_id, mention.count, list(mention.names), mention.kind)
+        else:
+            have.count += mention.count
+            have.names.extend(n for n in mention.names if n not in have.names)
+    return list(merged.values())

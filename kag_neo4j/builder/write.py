@@ -1,0 +1,350 @@
+"""The writer: aligned documents -> Neo4j, in batched ``UNWIND ... MERGE`` transactions.
+
+* One write transaction per *slice* of at most ``batch_size`` chunks (a slice may hold many
+  small documents, or part of a large one). Inside it, one ``UNWIND`` statement per kind of
+  row: documents, chunks, ``NEXT``, entities (one templated statement per label set), events,
+  mentions, facts (one per relationship type), concepts and concept links.
+* Idempotent: nodes and edges are ``MERGE``\\ d on their keys; provenance lists (``chunk_ids``,
+  ``doc_ids``) and aliases are set unions; mention counts are set, not added. Writing the same
+  rows twice changes nothing.
+* Checkpoint: a document is written with ``status = 'loading'`` and marked ``'complete'`` in
+  the same transaction as its last chunk, so after a crash a re-run knows exactly which
+  documents to redo.
+* Labels and relationship types only enter Cypher through :func:`kag_neo4j.store.cypher.render`,
+  which validates them with :func:`~kag_neo4j.store.identifiers.check_identifier`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from kag_neo4j.builder.aligned import ENTITY, EVENT, AlignedDocument, EntityNode, EventNode, FactEdge
+from kag_neo4j.builder.concepts import Taxonomy
+from kag_neo4j.builder.records import ChunkRecord
+from kag_neo4j.store.cypher import query, render
+from kag_neo4j.store.database import Database
+
+_LABEL_OF_KIND = {ENTITY: "Entity", EVENT: "Event"}
+
+
+@dataclass
+class WriteStats:
+    """What the writer sent (rows, not graph deltas: re-sent rows count again)."""
+
+    transactions: int = 0
+    documents: int = 0
+    chunks: int = 0
+    entities: int = 0
+    events: int = 0
+    mentions: int = 0
+    relations: int = 0
+    concept_links: int = 0
+    seconds: float = 0.0
+
+    @property
+    def facts(self) -> int:
+        """Mentions plus relations: the edges that carry knowledge."""
+        return self.mentions + self.relations
+
+    def add(self, other: WriteStats) -> None:
+        for name in ("transactions", "documents", "chunks", "entities", "events", "mentions", "relations",
+                     "concept_links"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.seconds += other.seconds
+
+
+@dataclass
+class _Slice:
+    """The part of a batch that one transaction writes."""
+
+    docs: list[AlignedDocument] = field(default_factory=list)
+    chunks: list[tuple[AlignedDocument, ChunkRecord]] = field(default_factory=list)
+    complete: list[str] = field(default_factory=list)
+
+
+def slices(documents: Sequence[AlignedDocument], batch_size: int) -> Iterator[_Slice]:
+    """Cut documents into slices of at most ``batch_size`` chunks (documents stay in order)."""
+    current = _Slice()
+    for doc in documents:
+        if not doc.chunks:
+            current.docs.append(doc)
+            current.complete.append(doc.id)
+            continue
+        for number, chunk in enumerate(doc.chunks):
+            if len(current.chunks) >= batch_size:
+                yield current
+                current = _Slice()
+            if not current.docs or current.docs[-1] is not doc:
+                current.docs.append(doc)
+            current.chunks.append((doc, chunk))
+            if number == len(doc.chunks) - 1:
+                current.complete.append(doc.id)
+    if current.docs:
+        yield current
+
+
+def _union(target: list[str], items: Sequence[str]) -> None:
+    for item in items:
+        if item not in target:
+            target.append(item)
+
+
+class _EntityRow:
+    """One entity's row in a slice, combined over the documents of the slice that mention it."""
+
+    __slots__ = ("node", "names", "labels", "properties", "description", "semantic_type", "embedding")
+
+    def __init__(self, node: EntityNode) -> None:
+        self.node = node
+        self.names: list[str] = []
+        self.labels: set[str] = set(node.labels)
+        self.properties = dict(node.properties)
+        self.description = node.description
+        self.semantic_type = node.semantic_type
+        self.embedding = None if node.existing else node.embedding
+
+    def merge(self, node: EntityNode) -> None:
+        self.labels.update(node.labels)
+        for key, value in node.properties.items():
+            self.properties.setdefault(key, value)
+        self.description = self.description or node.description
+        self.semantic_type = self.semantic_type or node.semantic_type
+        if self.embedding is None and not node.existing:
+            self.embedding = node.embedding
+
+    def add_names(self, names: Sequence[str]) -> None:
+        _union(self.names, names)
+
+    def row(self) -> dict[str, Any]:
+        node = self.node
+        return {"id": node.id, "name": node.name, "key": node.key, "family": node.family,
+                "aliases": [n for n in self.names if n != node.name], "description": self.description,
+                "semantic_type": self.semantic_type, "properties": self.properties, "embedding": self.embedding}
+
+
+def _entity(entities: dict[str, _EntityRow], node: EntityNode) -> _EntityRow:
+    row = entities.get(node.id)
+    if row is None:
+        row = entities[node.id] = _EntityRow(node)
+    elif row.node is not node:
+        row.merge(node)
+    return row
+
+
+class SliceRows:
+    """The parameter rows of one slice, grouped the way the statements need them."""
+
+    def __init__(self, part: _Slice) -> None:
+        self.documents = [
+            {"id": d.id, "title": d.document.title, "source": d.document.source, "sha256": d.document.sha256,
+             "media_type": d.document.media_type, "chunk_count": len(d.chunks),
+             "metadata_json": json.dumps(d.document.metadata, ensure_ascii=False, sort_keys=True, default=str)}
+            for d in part.docs
+        ]
+        self.chunks: list[dict[str, Any]] = []
+        self.next: list[dict[str, str]] = []
+        self.complete = list(part.complete)
+        chunk_ids: set[str] = set()
+        positions: dict[str, dict[int, str]] = {}
+        for doc, chunk in part.chunks:
+            chunk_ids.add(chunk.id)
+            self.chunks.append({
+                "id": chunk.id, "document_id": doc.id, "text": chunk.text, "title": chunk.title,
+                "title_path": list(chunk.title_path), "position": chunk.position, "paragraph": chunk.paragraph,
+                "index": chunk.index, "embedding": doc.chunk_vectors.get(chunk.id),
+            })
+            if chunk.position > 0:
+                index = positions.get(doc.id)
+                if index is None:
+                    index = positions[doc.id] = {c.position: c.id for c in doc.chunks}
+                previous = index.get(chunk.position - 1)
+                if previous is not None:
+                    self.next.append({"source": previous, "target": chunk.id})
+        entities: dict[str, _EntityRow] = {}
+        events: dict[str, EventNode] = {}
+        mentions: dict[str, list[dict[str, Any]]] = {ENTITY: [], EVENT: []}
+        facts: dict[tuple[str | None, str, str, str, str, str], dict[str, Any]] = {}
+        links: dict[tuple[str, str], dict[str, Any]] = {}
+        concepts: dict[str, dict[str, Any]] = {}
+        for doc in part.docs:
+            for mention in doc.mentions:
+                if mention.chunk_id not in chunk_ids:
+                    continue
+                mentions[mention.kind].append({"node": mention.node_id, "chunk": mention.chunk_id,
+                                               "count": mention.count, "names": list(mention.names)})
+                if mention.kind == ENTITY:
+                    _entity(entities, doc.entities[mention.node_id]).add_names(mention.names)
+                else:
+                    events.setdefault(mention.node_id, doc.events[mention.node_id])
+            for fact in doc.facts:
+                if fact.chunk_id not in chunk_ids:
+                    continue
+                for node_id, kind in ((fact.source_id, fact.source_kind), (fact.target_id, fact.target_kind)):
+                    if kind == ENTITY:
+                        _entity(entities, doc.entities[node_id])
+                    else:
+                        events.setdefault(node_id, doc.events[node_id])
+                self._add_fact(facts, fact, doc.id)
+            for link in doc.concept_links:
+                if link.chunk_id not in chunk_ids:
+                    continue
+                _entity(entities, doc.entities[link.entity_id])
+                row = links.setdefault((link.entity_id, link.concept_id), {
+                    "entity": link.entity_id, "concept": link.concept_id, "chunk_ids": [], "doc_ids": [],
+                    "concept_name": doc.concepts[link.concept_id].name if link.concept_id in doc.concepts
+                    else link.concept_id.split(":", 1)[-1],
+                })
+                _union(row["chunk_ids"], [link.chunk_id])
+                _union(row["doc_ids"], [doc.id])
+                concept = doc.concepts.get(link.concept_id)
+                if concept is not None:
+                    concepts.setdefault(concept.id, {"id": concept.id, "name": concept.name,
+                                                     "embedding": concept.embedding})
+        self.entities: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for entity in entities.values():
+            self.entities.setdefault(tuple(sorted(entity.labels)), []).append(entity.row())
+        self.events: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for event in events.values():
+            self.events.setdefault(tuple(event.labels), []).append({
+                "id": event.id, "name": event.name, "key": event.key, "family": event.family,
+                "event_type": event.event_type, "description": event.description,
+                "properties": dict(event.properties),
+            })
+        self.mentions = mentions
+        self.facts: dict[tuple[str | None, str, str], list[dict[str, Any]]] = {}
+        for (rel_type, source_kind, target_kind, _s, _p, _o), row in facts.items():
+            self.facts.setdefault((rel_type, source_kind, target_kind), []).append(row)
+        self.links = list(links.values())
+        self.concepts = list(concepts.values())
+
+    @staticmethod
+    def _add_fact(facts: dict[Any, dict[str, Any]], fact: FactEdge, doc_id: str) -> None:
+        key = (fact.rel_type, fact.source_kind, fact.target_kind, fact.source_id,
+               fact.predicate if fact.rel_type is None else "", fact.target_id)
+        row = facts.get(key)
+        if row is None:
+            facts[key] = {"source": fact.source_id, "target": fact.target_id, "predicate": fact.predicate,
+                          "chunk_ids": [fact.chunk_id], "doc_ids": [doc_id], "confidence": fact.confidence,
+                          "properties": dict(fact.properties)}
+            return
+        _union(row["chunk_ids"], [fact.chunk_id])
+        _union(row["doc_ids"], [doc_id])
+        row["confidence"] = max(row["confidence"], fact.confidence)
+        for prop, value in fact.properties.items():
+            row["properties"].setdefault(prop, value)
+
+    def stats(self) -> WriteStats:
+        return WriteStats(
+            transactions=1, documents=len(self.complete), chunks=len(self.chunks),
+            entities=sum(len(rows) for rows in self.entities.values()),
+            events=sum(len(rows) for rows in self.events.values()),
+            mentions=len(self.mentions[ENTITY]) + len(self.mentions[EVENT]),
+            relations=sum(len(rows) for rows in self.facts.values()), concept_links=len(self.links),
+        )
+
+
+def _run(tx: ManagedTransaction, cypher: str, **params: Any) -> None:
+    tx.run(cypher, params).consume()
+
+
+def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
+    """Run every statement of one slice inside ``tx`` (order matters: nodes before edges)."""
+    if rows.documents:
+        _run(tx, query("builder/merge_documents"), rows=rows.documents)
+    if rows.chunks:
+        _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
+    if rows.next:
+        _run(tx, query("builder/merge_next"), rows=rows.next)
+    for labels, entity_rows in sorted(rows.entities.items()):
+        _run(tx, render("builder/merge_entities", labels=list(labels)), rows=entity_rows)
+    for labels, event_rows in sorted(rows.events.items()):
+        _run(tx, render("builder/merge_events", labels=list(labels)), rows=event_rows)
+    for kind, mention_rows in rows.mentions.items():
+        if mention_rows:
+            _run(tx, render("builder/merge_mentions", kind=_LABEL_OF_KIND[kind]), rows=mention_rows)
+    for (rel_type, source_kind, target_kind), fact_rows in sorted(rows.facts.items(), key=lambda item: str(item[0])):
+        source, target = _LABEL_OF_KIND[source_kind], _LABEL_OF_KIND[target_kind]
+        if rel_type is None:
+            cypher = render("builder/merge_open_facts", source=source, target=target)
+        else:
+            cypher = render("builder/merge_facts", rel_type=rel_type, source=source, target=target)
+        _run(tx, cypher, rows=fact_rows)
+    if rows.concepts:
+        _run(tx, query("builder/merge_concepts"), rows=rows.concepts)
+    if rows.links:
+        _run(tx, query("builder/merge_concept_links"), rows=rows.links)
+    if rows.complete:
+        _run(tx, query("builder/complete_documents"), ids=rows.complete)
+
+
+class GraphWriter:
+    """Writes aligned documents in slices of ``batch_size`` chunks (see the module docs).
+
+    ``after_slice`` is called after each committed transaction with the slice's stats (progress
+    bars, tests that interrupt a load).
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        batch_size: int = 500,
+        after_slice: Callable[[WriteStats], None] | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.db = db
+        self.batch_size = batch_size
+        self.after_slice = after_slice
+        self.stats = WriteStats()
+
+    def write(self, documents: Sequence[AlignedDocument]) -> WriteStats:
+        import time
+
+        total = WriteStats()
+        for part in slices(documents, self.batch_size):
+            rows = SliceRows(part)
+            began = time.perf_counter()
+            self.db.write_tx(lambda tx, rows=rows: write_rows(tx, rows))
+            stats = rows.stats()
+            stats.seconds = time.perf_counter() - began
+            total.add(stats)
+            self.stats.add(stats)
+            if self.after_slice is not None:
+                self.after_slice(stats)
+        return total
+
+    def write_taxonomy(self, taxonomy: Taxonomy, vectors: dict[str, list[float]] | None = None) -> int:
+        """Write a taxonomy's concepts and concept edges (idempotent); returns the concept count."""
+        concepts, edges = taxonomy.rows()
+        for row in concepts:
+            row["embedding"] = (vectors or {}).get(row["id"])
+
+        def work(tx: ManagedTransaction) -> None:
+            for start in range(0, len(concepts), 2000):
+                _run(tx, query("builder/taxonomy_concepts"), rows=concepts[start : start + 2000],
+                     taxonomy=taxonomy.source, replace_vectors=False)
+            for rel_type, edge_rows in sorted(edges.items()):
+                cypher = render("builder/taxonomy_edges", rel_type=rel_type)
+                for start in range(0, len(edge_rows), 5000):
+                    _run(tx, cypher, rows=edge_rows[start : start + 5000])
+
+        self.db.write_tx(work)
+        return len(concepts)
+
+
+def bump_graph_version(db: Database, reason: str) -> int:
+    """Increment ``(:KagMeta {key: 'graph'}).version`` so cached GDS projections are refreshed."""
+    rows = db.write(query("builder/bump_version"), reason=reason)
+    return int(rows[0]["version"])
+
+
+def graph_counts(db: Database) -> dict[str, int]:
+    """Node and edge counts of the knowledge graph."""
+    rows = db.read(query("builder/graph_counts"))
+    return {key: int(value) for key, value in rows[0].items()}
