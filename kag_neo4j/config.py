@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     llm_context: int = Field(default=4096, ge=512)
     embedder: Literal["e5", "sentence-transformers", "openai", "hashing"] = "e5"
     embedding_model: str | None = None
+    embedding_base_url: str | None = None  # OpenAI-compatible embedder; defaults to llm_base_url
+    embedding_api_key: SecretStr | None = None  # defaults to llm_api_key
     embedding_dimensions: int | None = Field(default=None, ge=1)
     embedding_batch_size: int = Field(default=32, ge=1)
     model_cache: Path | None = None

@@ -105,3 +105,8 @@ class BuilderError(KagError):
 
 class TaxonomyError(BuilderError):
     """A concept taxonomy file (nodes/edges JSON in the domain_kg format) is malformed."""
+
+
+class EvalError(KagError):
+    """An evaluation could not run: unknown dataset or method, unreadable question file, a
+    knowledge base holding another corpus, ... The message names the input and the fix."""

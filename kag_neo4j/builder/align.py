@@ -519,6 +519,8 @@ class EntityLookup(Protocol):
 
     def existing(self, ids: Sequence[str]) -> set[str]: ...
 
+    def by_alias(self, rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]: ...
+
     def similar(self, rows: Sequence[dict[str, Any]], *, min_cosine: float, k: int) -> dict[str, list[dict[str, Any]]]: ...
 
 
@@ -527,6 +529,9 @@ class NoLookup:
 
     def existing(self, ids: Sequence[str]) -> set[str]:
         return set()
+
+    def by_alias(self, rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        return {}
 
     def similar(self, rows: Sequence[dict[str, Any]], *, min_cosine: float, k: int) -> dict[str, list[dict[str, Any]]]:
         return {}
@@ -541,20 +546,41 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 @dataclass
 class ResolutionStats:
+    #: extracted entity records (one per chunk and entity)
     entity_records: int = 0
     new_entities: int = 0
     #: records folded into an entity made by another record (same name, alias or embedding)
     merged: int = 0
+    #: new names merged into an entity with another name through an alias
+    alias_merges: int = 0
     #: new names merged into an entity with another name by embedding similarity
     similarity_merges: int = 0
+
+    def add(self, other: ResolutionStats) -> None:
+        for name in ("entity_records", "new_entities", "merged", "alias_merges", "similarity_merges"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+def _alias_keys(doc: AlignedDocument) -> dict[str, set[str]]:
+    """entity id -> the name keys of its other surface forms and aliases in ``doc``."""
+    keys: dict[str, set[str]] = {}
+    for mention in doc.mentions:
+        if mention.kind != ENTITY:
+            continue
+        own = doc.entities[mention.node_id].key
+        bucket = keys.setdefault(mention.node_id, set())
+        bucket.update(k for k in (name_key(n) for n in mention.names) if k and k != own)
+    return keys
 
 
 class Resolver:
     """Resolves a batch of aligned documents against each other and the graph (module docs).
 
-    ``embed`` turns names into vectors (the vectoriser's cached embedder); without it only exact
-    ids merge. ``similarity`` is the cosine an embedding merge needs (``None`` turns embedding
-    merges off).
+    For a new entity (its id is neither in the graph nor made earlier in the batch), in order:
+    an alias of it is the key of a known entity of the same family; it is an alias of a known
+    entity; its name vector is within ``similarity`` of a known entity's (and the names pass
+    :func:`~kag_neo4j.builder.names.similar_names`). ``embed`` turns names into vectors; without
+    it, or with ``similarity=None``, there are no embedding merges.
     """
 
     def __init__(
@@ -565,6 +591,8 @@ class Resolver:
         similarity: float | None = 0.92,
         neighbours: int = 5,
     ) -> None:
+        if similarity is not None and not 0.0 < similarity <= 1.0:
+            raise ValueError(f"similarity must be in (0, 1], got {similarity}")
         self.lookup = lookup or NoLookup()
         self.embed = embed
         self.similarity = similarity
@@ -573,80 +601,72 @@ class Resolver:
 
     def resolve(self, documents: Sequence[AlignedDocument]) -> ResolutionStats:
         stats = ResolutionStats()
-        all_ids = sorted({node_id for doc in documents for node_id in doc.entities})
-        in_graph = self.lookup.existing(all_ids) if all_ids else set()
-        use_vectors = self.embed is not None and self.similarity is not None
-        new_ids = sorted(i for i in all_ids if i not in in_graph)
+        first_node: dict[str, EntityNode] = {}
+        aliases: dict[str, set[str]] = {}
+        per_doc_aliases = []
+        for doc in documents:
+            doc_aliases = _alias_keys(doc)
+            per_doc_aliases.append(doc_aliases)
+            for node_id, node in doc.entities.items():
+                first_node.setdefault(node_id, node)
+                aliases.setdefault(node_id, set()).update(doc_aliases.get(node_id, ()))
+        all_ids = sorted(first_node)
+        alias_ids = {entity_id(first_node[i].family, k) for i in all_ids for k in aliases.get(i, ())}
+        in_graph = self.lookup.existing(sorted(set(all_ids) | alias_ids)) if all_ids else set()
+        new_ids = [i for i in all_ids if i not in in_graph]
+        alias_rows = [{"id": i, "key": first_node[i].key, "family": first_node[i].family} for i in new_ids
+                      if first_node[i].family != VALUE_FAMILY]
+        graph_aliases = self.lookup.by_alias(alias_rows) if alias_rows else {}
         vectors: dict[str, list[float]] = {}
-        graph_matches: dict[str, list[dict[str, Any]]] = {}
-        if use_vectors and new_ids:
-            first_node: dict[str, EntityNode] = {}
-            for doc in documents:
-                for node_id, node in doc.entities.items():
-                    first_node.setdefault(node_id, node)
-            names = [first_node[i].name for i in new_ids]
-            vectors = dict(zip(new_ids, self.embed(names)))  # type: ignore[misc]
+        graph_similar: dict[str, list[dict[str, Any]]] = {}
+        if self.embed is not None and self.similarity is not None and new_ids:
+            vectors = dict(zip(new_ids, self.embed([first_node[i].name for i in new_ids])))
             rows = [{"id": i, "vector": vectors[i], "family": first_node[i].family} for i in new_ids
                     if first_node[i].family != VALUE_FAMILY]
-            graph_matches = self.lookup.similar(rows, min_cosine=self.similarity, k=self.neighbours) if rows else {}
-        known: dict[str, EntityNode] = {}  # created earlier in this batch
+            graph_similar = self.lookup.similar(rows, min_cosine=self.similarity, k=self.neighbours) if rows else {}
+        known: dict[str, EntityNode] = {}  # made earlier in this batch
+        known_alias: dict[str, str] = {}  # "<family>:<alias key>" -> id, for entities made earlier in this batch
         by_family: dict[str, list[str]] = {}
-        for doc in documents:
+        for doc, doc_aliases in zip(documents, per_doc_aliases):
             stats.entity_records += doc.entity_records
             doc_new = 0
             for node_id in sorted(doc.entities):
-                node = doc.entities[node_id]
+                node = doc.entities.get(node_id)
+                if node is None:  # merged away earlier in this loop
+                    continue
                 if node_id in in_graph:
                     node.existing = True
                     continue
                 if node_id in known:
                     continue
-                target = self._similar(node, vectors.get(node_id), known, by_family, graph_matches.get(node_id, []))
+                own_aliases = sorted(doc_aliases.get(node_id, ()))
+                target = self._by_alias(node, own_aliases, in_graph, known, known_alias, graph_aliases.get(node_id, []))
+                if target is not None:
+                    stats.alias_merges += 1
+                else:
+                    target = self._similar(node, vectors.get(node_id), known, by_family, graph_similar.get(node_id, []))
+                    if target is not None:
+                        stats.similarity_merges += 1
                 if target is not None:
                     doc.remap_entity(node_id, target)
-                    stats.similarity_merges += 1
                     continue
                 node.embedding = vectors.get(node_id)
                 known[node_id] = node
+                for key in own_aliases:
+                    known_alias.setdefault(entity_id(node.family, key), node_id)
                 by_family.setdefault(node.family, []).append(node_id)
                 doc_new += 1
             stats.new_entities += doc_new
             doc.merges = max(0, doc.entity_records - doc_new)
             stats.merged += doc.merges
-        self.stats.entity_records += stats.entity_records
-        self.stats.new_entities += stats.new_entities
-        self.stats.merged += stats.merged
-        self.stats.similarity_merges += stats.similarity_merges
+        self.stats.add(stats)
         return stats
 
-    def _similar(
-        self, node: EntityNode, vector: list[float] | None, known: dict[str, EntityNode],
-        by_family: dict[str, list[str]], graph: list[dict[str, Any]],
-    ) -> EntityNode | None:
-        if vector is None or self.similarity is None or node.family == VALUE_FAMILY:
-            return None
-        best: tuple[float, str, EntityNode] | None = None
-        for other_id in by_family.get(node.family, []):
-            other = known[other_id]
-            if other.embedding is None or not similar_names(node.key, other.key):
-                continue
-            score = _cosine(vector, other.embedding)
-            if score >= self.similarity and (best is None or (score, other_id) > (best[0], best[1])):
-                best = (score, other_id, other)
-        for match in graph:
-            if match.get("family") != node.family or not similar_names(node.key, str(match.get("key") or "")):
-                continue
-            score = float(match["cosine"])
-            if score >= self.similarity and (best is None or (score, match["match"]) > (best[0], best[1])):
-                existing = EntityNode(id=match["match"], name=match.get("name") or node.name, key=match["key"],
-                                      family=node.family, labels=node.labels, existing=True)
-                best = (score, match["match"], existing)
-        if best is None:
-            return None
-        target = best[2]
-        if target.existing:
-            labels = tuple(sorted(set(target.labels) | set(node.labels)))
-            return EntityNode(id=target.id, name=target.name, key=target.key, family=target.family, labels=labels,
+    @staticmethod
+    def _merged_into(node: EntityNode, target_id: str, target: EntityNode | None, key: str) -> EntityNode:
+        """The node ``node`` becomes when it merges into ``target_id``."""
+        if target is None:  # an entity in the graph
+            return EntityNode(id=target_id, name=node.name, key=key, family=node.family, labels=node.labels,
                               semantic_type=node.semantic_type, description=node.description,
                               properties=dict(node.properties), existing=True)
         return EntityNode(id=target.id, name=target.name, key=target.key, family=target.family,
@@ -655,9 +675,54 @@ class Resolver:
                           description=target.description or node.description,
                           properties={**node.properties, **target.properties}, embedding=target.embedding)
 
+    def _by_alias(
+        self, node: EntityNode, own_aliases: list[str], in_graph: set[str], known: dict[str, EntityNode],
+        known_alias: dict[str, str], graph: list[dict[str, Any]],
+    ) -> EntityNode | None:
+        if node.family == VALUE_FAMILY:
+            return None
+        for key in own_aliases:  # one of its aliases is a known entity's name
+            candidate = entity_id(node.family, key)
+            if candidate in known:
+                return self._merged_into(node, candidate, known[candidate], key)
+            if candidate in in_graph:
+                return self._merged_into(node, candidate, None, key)
+        candidate = known_alias.get(node.id)  # it is an alias of an entity made earlier in the batch
+        if candidate is not None:
+            return self._merged_into(node, candidate, known[candidate], known[candidate].key)
+        for match in sorted(graph, key=lambda m: m["match"]):  # it is an alias of an entity in the graph
+            if match.get("family") == node.family and any(name_key(a) == node.key for a in match.get("aliases") or []):
+                return self._merged_into(node, match["match"], None, match["key"])
+        return None
+
+    def _similar(
+        self, node: EntityNode, vector: list[float] | None, known: dict[str, EntityNode],
+        by_family: dict[str, list[str]], graph: list[dict[str, Any]],
+    ) -> EntityNode | None:
+        if vector is None or self.similarity is None or node.family == VALUE_FAMILY:
+            return None
+        best: tuple[float, str, EntityNode | None, str] | None = None
+        for other_id in by_family.get(node.family, []):
+            other = known[other_id]
+            if other.embedding is None or not similar_names(node.key, other.key):
+                continue
+            score = _cosine(vector, other.embedding)
+            if score >= self.similarity and (best is None or (score, other_id) > (best[0], best[1])):
+                best = (score, other_id, other, other.key)
+        for match in graph:
+            if match.get("family") != node.family or not similar_names(node.key, str(match.get("key") or "")):
+                continue
+            score = float(match["cosine"])
+            if score >= self.similarity and (best is None or (score, match["match"]) > (best[0], best[1])):
+                best = (score, match["match"], None, str(match["key"]))
+        if best is None:
+            return None
+        return self._merged_into(node, best[1], best[2], best[3])
+
 
 class GraphLookup:
-    """:class:`EntityLookup` over Neo4j: id existence and the ``entity_embedding`` vector index."""
+    """:class:`EntityLookup` over Neo4j: ids, the ``entity_fulltext`` index (aliases) and the
+    ``entity_embedding`` vector index."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
@@ -671,6 +736,17 @@ class GraphLookup:
             found.update(row["id"] for row in rows)
         return found
 
+    def by_alias(self, rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        from kag_neo4j.store.cypher import query
+
+        matches: dict[str, list[dict[str, Any]]] = {}
+        for start in range(0, len(rows), 1000):
+            part = [{"id": r["id"], "family": r["family"], "query": lucene_phrase("alias_text", r["key"])}
+                    for r in rows[start : start + 1000]]
+            for row in self.db.read(query("builder/alias_entities"), rows=part):
+                matches.setdefault(row["id"], []).append(row)
+        return matches
+
     def similar(self, rows: Sequence[dict[str, Any]], *, min_cosine: float, k: int) -> dict[str, list[dict[str, Any]]]:
         from kag_neo4j.store.cypher import query
 
@@ -681,3 +757,12 @@ class GraphLookup:
                                     min_score=(1.0 + min_cosine) / 2.0):
                 matches.setdefault(row["id"], []).append(row)
         return matches
+
+
+_LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
+
+
+def lucene_phrase(field_name: str, text: str) -> str:
+    """A Lucene phrase query for ``text`` in ``field_name``, special characters escaped."""
+    escaped = _LUCENE_SPECIAL.sub(r"\\\1", text)
+    return field_name + ':"' + escaped + '"'

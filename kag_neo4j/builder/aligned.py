@@ -108,6 +108,9 @@ class AlignedDocument:
     concepts: dict[str, ConceptNode] = field(default_factory=dict)
     chunk_vectors: dict[str, list[float]] = field(default_factory=dict)
     issues: list[str] = field(default_factory=list)
+    #: chunks whose extraction failed; the document is then written but not marked complete,
+    #: so the next load retries it
+    failed_chunks: list[str] = field(default_factory=list)
     #: extracted entity records in this document (one per chunk and name)
     entity_records: int = 0
     #: entity records merged into an entity with another name (alias) or from another chunk/document

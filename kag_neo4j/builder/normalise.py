@@ -5,8 +5,9 @@
 * :func:`parse_quantity` - ``"1,234.5 km"``, ``"12%"``, ``"$3.5 million"``, ``"3.2亿元"`` ->
   ``Quantity(value, unit)``.
 * :func:`normalise_name` - whitespace, quotes, tokeniser artefacts (``"Person - centered"``),
-  shouting capitals; :func:`name_key` - the comparison key entity resolution uses (NFKC, case
-  folded, accents, punctuation and leading articles removed).
+  shouting capitals; :func:`name_key` (from :mod:`kag_neo4j.builder.names`, re-exported) - the
+  comparison key entity resolution uses (NFKC, case folded, accents, punctuation and leading
+  articles removed).
 * :func:`normalise_extraction` applies all of it to a :class:`ChunkExtraction`.
 """
 
@@ -20,7 +21,20 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.builder.records import ChunkExtraction, ExtractedEntity, PropertyValue
+
+__all__ = [
+    "Quantity",
+    "name_key",
+    "normalise_extraction",
+    "normalise_name",
+    "normalise_properties",
+    "normalise_value",
+    "normalise_whitespace",
+    "parse_date",
+    "parse_quantity",
+]
 
 # --------------------------------------------------------------------------- dates
 
@@ -223,7 +237,6 @@ _SPACED_HYPHEN = re.compile(r"(?<=\w) - (?=\w)")
 _SPACED_APOSTROPHE = re.compile(r"(?<=\w) (['’]s)\b")
 _SPACE_BEFORE = re.compile(r" +([,.;:!?%)\]])")
 _SPACE_AFTER = re.compile(r"([(\[]) +")
-_ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
 def normalise_whitespace(text: str) -> str:
@@ -238,10 +251,9 @@ def normalise_name(name: str) -> str:
     ``"“Real Madrid”"`` -> ``"Real Madrid"``; ``"REAL MADRID CLUB"`` -> ``"Real Madrid Club"``
     (all-capital names of several long words only; ``"NASA"`` stays).
     """
-    value = normalise_whitespace(str(name))
+    value = normalise_whitespace(str(name)).strip(" ,;:")
     while len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES:
-        value = value[1:-1].strip()
-    value = value.strip(" ,;:")
+        value = value[1:-1].strip(" ,;:")
     value = _SPACED_HYPHEN.sub("-", value)
     value = _SPACED_APOSTROPHE.sub(r"\1", value)
     value = _SPACE_BEFORE.sub(r"\1", value)
@@ -250,26 +262,6 @@ def normalise_name(name: str) -> str:
     if len(words) > 1 and value.isupper() and all(len(w) >= 4 for w in words if w.isalpha()):
         value = " ".join(w.capitalize() if w.isalpha() else w for w in words)
     return value
-
-
-def name_key(name: str) -> str:
-    """The key under which two names denote the same entity.
-
-    NFKC, case folded, accents removed, ``&`` read as ``and``, punctuation dropped, a leading
-    English article dropped, whitespace squeezed: ``"The Beatles"`` and ``"beatles"`` share
-    ``"beatles"``; ``"Beyoncé"`` and ``"BEYONCE"`` share ``"beyonce"``; Chinese is kept as is.
-    """
-    value = unicodedata.normalize("NFKC", str(name)).casefold()
-    value = "".join(ch for ch in unicodedata.normalize("NFD", value) if unicodedata.category(ch) != "Mn")
-    value = value.replace("&", " and ")
-    value = re.sub(r"\s*['’`]\s*", "", value)
-    value = re.sub(r"[\W_]+", " ", value, flags=re.UNICODE).strip()
-    stripped = _ARTICLES.sub("", value)
-    value = stripped or value
-    value = re.sub(r"\s+", " ", value)
-    # no spaces between CJK characters: "皇家 马德里" == "皇家马德里"
-    value = re.sub(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", value)
-    return value or normalise_whitespace(str(name)).casefold()
 
 
 # --------------------------------------------------------------------------- extractions

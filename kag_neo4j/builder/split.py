@@ -7,8 +7,10 @@
 * Consecutive chunks of one section overlap by up to ``overlap`` characters, taken as whole
   trailing sentences of the previous chunk when they fit.
 * ``outline`` mode never packs across headings; ``length`` mode does. Either way every chunk
-  carries the heading path (``title_path``) where it starts. ``auto`` picks ``outline`` for
-  Markdown and for documents whose reader marked headings (HTML, DOCX, PDF bookmarks).
+  carries the heading path (``title_path``) where it starts. Headings are Markdown syntax in
+  documents whose reader kept them (Markdown, HTML, DOCX, PDF bookmarks); in plain text only an
+  explicit ``outline`` mode reads them. ``auto`` is ``outline`` for those documents, else
+  ``length``.
 * Ids are deterministic: ``<document id>#<paragraph>#<index>``, where ``paragraph`` numbers the
   document's body paragraphs from 0 and ``index`` is the piece of that paragraph the chunk
   starts with (0 unless the paragraph was cut).
@@ -134,8 +136,9 @@ class _Paragraph:
     heading: bool = False
 
 
-def _parse(text: str, outline: bool) -> list[_Paragraph]:
-    """Body paragraphs with their heading path; in ``length`` parsing headings are paragraphs too."""
+def _parse(text: str, outline: bool, headings: bool = True) -> list[_Paragraph]:
+    """Body paragraphs with their heading path. ``outline``: headings are not paragraphs (they
+    are the path); else they are paragraphs too. ``headings=False``: no heading syntax at all."""
     paragraphs: list[_Paragraph] = []
     stack: list[tuple[int, str]] = []
     section = 0
@@ -162,6 +165,12 @@ def _parse(text: str, outline: bool) -> list[_Paragraph]:
             paragraphs.append(_Paragraph(len(paragraphs), title, path(), section, heading=True))
 
     for line in text.split("\n"):
+        if not headings:
+            if line.strip():
+                lines.append(line)
+            else:
+                flush()
+            continue
         fence_match = _FENCE.match(line)
         if fence is not None:
             lines.append(line)
@@ -214,12 +223,6 @@ class _Draft:
         return "".join(self.parts)
 
 
-def _joiner(left: str, right: str) -> str:
-    if _CJK_CHAR.match(left[-1:] or " ") and _CJK_CHAR.match(right[:1] or " "):
-        return ""
-    return " "
-
-
 def _tail(text: str, budget: int) -> str:
     """The end of ``text`` in at most ``budget`` characters: whole sentences, else whole words."""
     if budget <= 0 or not text:
@@ -257,7 +260,7 @@ def _pack(paragraphs: list[_Paragraph], max_chars: int, overlap: int) -> list[_D
     current: _Draft | None = None
     for paragraph in paragraphs:
         for segment in _segments(paragraph, max_chars, overlap):
-            separator = (segment.gap or _joiner("x", segment.text)) if segment.index else "\n\n"
+            separator = segment.gap if segment.index else "\n\n"
             if current is not None and len(current.text) + len(separator) + len(segment.text) <= max_chars:
                 current.parts.extend([separator, segment.text])
                 continue
@@ -268,8 +271,6 @@ def _pack(paragraphs: list[_Paragraph], max_chars: int, overlap: int) -> list[_D
             room = max_chars - len(segment.text) - len(separator)
             tail = _tail(tail_source, min(overlap, room))
             if tail:
-                if segment.index:
-                    separator = segment.gap if segment.gap else _joiner(tail, segment.text)
                 current.parts.extend([tail, separator])
             current.parts.append(segment.text)
     if current is not None:
@@ -277,11 +278,8 @@ def _pack(paragraphs: list[_Paragraph], max_chars: int, overlap: int) -> list[_D
     return drafts
 
 
-def _outline_wanted(doc: SourceDocument, mode: SplitMode) -> bool:
-    if mode == "outline":
-        return True
-    if mode == "length":
-        return False
+def _has_outline(doc: SourceDocument) -> bool:
+    """Whether the reader kept headings as Markdown (Markdown, HTML, DOCX, PDF bookmarks)."""
     return doc.media_type == "text/markdown" or doc.metadata.get("outline") == "markdown"
 
 
@@ -336,8 +334,9 @@ def split_document(
         raise ValueError(f"mode must be auto, length or outline, got {mode!r}")
     if not doc.text.strip():
         return _record_chunks(doc) if doc.records else []
-    outline = _outline_wanted(doc, mode)
-    paragraphs = _parse(doc.text.replace("\r\n", "\n"), outline)
+    marked = _has_outline(doc)
+    outline = mode == "outline" or (mode == "auto" and marked)
+    paragraphs = _parse(doc.text.replace("\r\n", "\n"), outline, headings=marked or mode == "outline")
     if outline:
         groups: list[list[_Paragraph]] = []
         for paragraph in paragraphs:

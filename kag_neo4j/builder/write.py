@@ -73,7 +73,8 @@ def slices(documents: Sequence[AlignedDocument], batch_size: int) -> Iterator[_S
     for doc in documents:
         if not doc.chunks:
             current.docs.append(doc)
-            current.complete.append(doc.id)
+            if not doc.failed_chunks:
+                current.complete.append(doc.id)
             continue
         for number, chunk in enumerate(doc.chunks):
             if len(current.chunks) >= batch_size:
@@ -82,7 +83,7 @@ def slices(documents: Sequence[AlignedDocument], batch_size: int) -> Iterator[_S
             if not current.docs or current.docs[-1] is not doc:
                 current.docs.append(doc)
             current.chunks.append((doc, chunk))
-            if number == len(doc.chunks) - 1:
+            if number == len(doc.chunks) - 1 and not doc.failed_chunks:
                 current.complete.append(doc.id)
     if current.docs:
         yield current

@@ -71,7 +71,7 @@ def check(
     else:
         table = Table(title="kag-neo4j models check", show_header=False)
         table.add_column("what")
-        table.add_column("value")
+        table.add_column("value", overflow="fold")
         for label, value in report_rows(report):
             table.add_row(label, value)
         console.print(table)

@@ -7,7 +7,7 @@ double) implement these protocols; nothing outside ``kag_neo4j.models`` imports 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -82,3 +82,14 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
+
+
+@runtime_checkable
+class Accounted(Protocol):
+    """A model that keeps a usage ledger (every LLM and embedder in ``kag_neo4j.models`` does).
+
+    ``model.usage`` is a :class:`kag_neo4j.models.usage.Usage`: calls, prompt/completion tokens,
+    seconds and cache hits per pipeline stage.
+    """
+
+    usage: Any

@@ -117,10 +117,11 @@ def build_embedder(settings: Settings | None = None, *, usage: Usage | None = No
     if kind == "openai":
         from .openai_compat import OpenAIEmbedder
 
-        api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        secret = settings.embedding_api_key or settings.llm_api_key
+        api_key = secret.get_secret_value() if secret else None
         return OpenAIEmbedder(
             settings.embedding_model,
-            base_url=settings.llm_base_url,
+            base_url=settings.embedding_base_url or settings.llm_base_url,
             api_key=api_key,
             dimensions=settings.embedding_dimensions,
             batch_size=settings.embedding_batch_size,

@@ -182,7 +182,6 @@ def download_from_hub(
     dest: Path,
     on_bytes: OnBytes | None = None,
     *,
-    on_size: Callable[[int], None] | None = None,
     connect_timeout: float = HUB_CONNECT_TIMEOUT,
 ) -> Path:
     """Stream the official file into ``dest``; kept only if the sha256 matches. Fails fast offline."""
@@ -196,13 +195,14 @@ def download_from_hub(
     if token:
         headers["Authorization"] = f"Bearer {token}"
     parsed = urllib.parse.urlsplit(url)
-    try:  # a fast reachability probe, so an offline machine fails in seconds, not minutes
-        socket.create_connection(
-            (parsed.hostname or "", parsed.port or (443 if parsed.scheme == "https" else 80)),
-            timeout=connect_timeout,
-        ).close()
-    except OSError as exc:
-        raise HubUnavailable(f"cannot reach {parsed.hostname}: {exc}") from exc
+    if not urllib.request.getproxies().get(parsed.scheme):
+        try:  # a fast reachability probe, so an offline machine fails in seconds, not minutes
+            socket.create_connection(
+                (parsed.hostname or "", parsed.port or (443 if parsed.scheme == "https" else 80)),
+                timeout=connect_timeout,
+            ).close()
+        except OSError as exc:
+            raise HubUnavailable(f"cannot reach {parsed.hostname}: {exc}") from exc
     request = urllib.request.Request(url, headers=headers)
     try:
         response = urllib.request.urlopen(request, timeout=HUB_READ_TIMEOUT)
@@ -214,16 +214,13 @@ def download_from_hub(
     digest = hashlib.sha256()
     size = 0
     try:
-        with response:
-            if on_size:
-                on_size(int(response.headers.get("Content-Length") or spec.size))
-            with open(tmp, "wb") as out:
-                while chunk := response.read(_CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-                    if on_bytes:
-                        on_bytes(len(chunk))
+        with response, open(tmp, "wb") as out:
+            while chunk := response.read(_CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+                if on_bytes:
+                    on_bytes(len(chunk))
     except (OSError, urllib.error.URLError) as exc:
         tmp.unlink(missing_ok=True)
         raise HubUnavailable(f"download from {url} failed after {size} bytes: {exc}") from exc

@@ -91,6 +91,8 @@ class ReadReport(BaseModel):
     files: int = 0
     documents: int = 0
     failures: list[ReadFailure] = Field(default_factory=list)
+    #: files in a folder that were left out because no reader handles their type
+    skipped: list[ReadFailure] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
     @property
@@ -180,7 +182,8 @@ def read_path(
     options: ReadOptions | None = None,
     report: ReadReport | None = None,
 ) -> Iterator[SourceDocument]:
-    """Documents of a file, or of every file under a folder (sorted, hidden files skipped).
+    """Documents of a file, or of every file under a folder (sorted; hidden files and files of
+    unknown type skipped - a file named explicitly is read by its content instead).
 
     Ids of whole-file documents hash the path relative to the folder given (or the file name for
     a single file), so they do not depend on where the data sits. With ``report`` every bad file
@@ -195,6 +198,12 @@ def read_path(
         if not files and report is None:
             raise ReadError(root, "is an empty folder; put documents in it")
         for file in files:
+            if file.suffix.casefold() not in READERS:
+                reason = f"no reader for {file.suffix or 'files without a suffix'} in a folder load; name the file explicitly to read it as text"
+                log.info("skipped %s: %s", file, reason)
+                if report is not None:
+                    report.skipped.append(ReadFailure(path=str(file), reason=reason))
+                continue
             yield from read_file(file, options=opts, id_key=file.relative_to(root).as_posix(), report=report)
         return
     yield from read_file(root, options=opts, report=report)

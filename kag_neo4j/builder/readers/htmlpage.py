@@ -47,6 +47,9 @@ class _TextExtractor(HTMLParser):
             return
         if self._heading is not None:
             text = "#" * self._heading + " " + re.sub(r"\s+", " ", text)
+        elif text.startswith("- ") and self.blocks and self.blocks[-1].split("\n")[-1].startswith("- "):
+            self.blocks[-1] += "\n" + text  # consecutive list items stay one block
+            return
         self.blocks.append(text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:

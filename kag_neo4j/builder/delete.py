@@ -1,0 +1,90 @@
+"""Delete a document and exactly what only it supported (``kag-neo4j delete DOC``).
+
+In one write transaction:
+
+1. find the document's chunks, the entities and events they mention, and the concepts those
+   entities belong to;
+2. remove the document's chunk ids from ``chunk_ids`` / ``doc_ids`` of every fact around those
+   nodes (typed relations, ``RELATED``, ``BELONGS_TO``, event roles); a fact left with no
+   supporting chunk is deleted;
+3. delete the chunks (with their ``MENTIONED_IN``, ``PART_OF`` and ``NEXT`` edges);
+4. delete entities and events no remaining chunk mentions; recompute the aliases of the others
+   from the surface forms their remaining mentions carry;
+5. delete concepts made by alignment that nothing links to any more (taxonomy concepts stay);
+6. delete the document node.
+
+Every fact's endpoints are mentioned in the chunk that supports it (the aligner guarantees
+it), so step 2 finds every fact the document supports by walking from its mentions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neo4j import ManagedTransaction
+from pydantic import BaseModel
+
+from kag_neo4j.errors import BuilderError
+from kag_neo4j.store.cypher import query, render
+from kag_neo4j.store.database import Database
+
+
+class DeleteReport(BaseModel):
+    """What deleting one document removed."""
+
+    document: str
+    found: bool = True
+    chunks: int = 0
+    entities: int = 0
+    events: int = 0
+    relations_deleted: int = 0
+    relations_updated: int = 0
+    concepts: int = 0
+
+
+def _single(tx: ManagedTransaction, cypher: str, **params: Any) -> dict[str, Any]:
+    record = tx.run(cypher, params).single()
+    return dict(record) if record is not None else {}
+
+
+def delete_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
+    """Delete ``doc_id`` inside an open write transaction (see the module docs)."""
+    touched = _single(tx, query("builder/delete_touched"), doc_id=doc_id)
+    if not touched:
+        return DeleteReport(document=doc_id, found=False)
+    chunk_ids: list[str] = touched["chunk_ids"]
+    report = DeleteReport(document=doc_id)
+    for kind, ids in (("Entity", touched["entities"]), ("Event", touched["events"])):
+        if ids:
+            row = _single(tx, render("builder/delete_facts", kind=kind), node_ids=ids, doc_id=doc_id,
+                          chunk_ids=chunk_ids)
+            report.relations_deleted += int(row.get("deleted") or 0)
+            report.relations_updated += int(row.get("updated") or 0)
+    report.chunks = int(_single(tx, query("builder/delete_chunks"), doc_id=doc_id).get("deleted") or 0)
+    if touched["entities"]:
+        report.entities = int(_single(tx, render("builder/delete_orphans", kind="Entity"),
+                                      ids=touched["entities"]).get("deleted") or 0)
+    if touched["events"]:
+        report.events = int(_single(tx, render("builder/delete_orphans", kind="Event"),
+                                    ids=touched["events"]).get("deleted") or 0)
+    if touched["concepts"]:
+        report.concepts = int(_single(tx, query("builder/delete_concepts"), ids=touched["concepts"]).get("deleted") or 0)
+    _single(tx, query("builder/delete_document"), doc_id=doc_id)
+    return report
+
+
+def delete_document(db: Database, doc_id: str, *, bump_version: bool = True) -> DeleteReport:
+    """Delete one document and what only it supported; ``found`` is False when there is no such document."""
+    if not doc_id or not doc_id.strip():
+        raise BuilderError("give the id of the document to delete (see `kag-neo4j load` output or :Document.id)")
+    report = db.write_tx(lambda tx: delete_in_tx(tx, doc_id))
+    if report.found and bump_version:
+        from kag_neo4j.builder.write import bump_graph_version
+
+        bump_graph_version(db, f"delete {doc_id}")
+    return report
+
+
+def similar_document_ids(db: Database, text: str) -> list[str]:
+    """Up to five stored document ids containing ``text`` (for 'did you mean' messages)."""
+    return [row["id"] for row in db.read(query("builder/similar_documents"), text=text)]

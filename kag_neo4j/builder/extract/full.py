@@ -1,0 +1,221 @@
+"""Full extraction: one structured LLM call per chunk (entities, events, relations, properties).
+
+The call goes through the :class:`~kag_neo4j.models.base.LLM` protocol (``stage="extract"``), so
+the models layer's response cache, token accounting, retries and JSON repair apply; a chunk whose
+output stays invalid after those is recorded as failed with the reason and the load goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from kag_neo4j.builder.records import (
+    ChunkExtraction,
+    ChunkRecord,
+    ExtractedEntity,
+    ExtractedEvent,
+    ExtractedRelation,
+)
+from kag_neo4j.errors import ConfigError, KagError, ModelError, ModelUnavailableError
+from kag_neo4j.models.base import LLM
+from kag_neo4j.prompts.extract import ExtractionResponse, build_extract_messages
+
+from .language import detect_language
+from .schema_check import schema_check
+from .schema_view import SchemaView, schema_view
+
+if TYPE_CHECKING:
+    from kag_neo4j.schema.models import ResolvedSchema
+
+log = logging.getLogger(__name__)
+
+LanguageChoice = Literal["auto", "en", "zh"]
+
+
+class ExtractionFailure(BaseModel):
+    """A chunk whose extraction failed; ``reason`` says why (and the fix, from the models layer)."""
+
+    chunk_id: str
+    reason: str
+
+
+class ExtractionBatch(BaseModel):
+    """Extractions of several chunks, and the chunks that failed."""
+
+    extractions: list[ChunkExtraction] = Field(default_factory=list)
+    failures: list[ExtractionFailure] = Field(default_factory=list)
+
+    def extend(self, other: ExtractionBatch) -> None:
+        self.extractions.extend(other.extractions)
+        self.failures.extend(other.failures)
+
+
+class ChunkExtractionError(KagError):
+    """One chunk's extraction failed for a reason that concerns this chunk only."""
+
+    def __init__(self, chunk_id: str, reason: str) -> None:
+        self.chunk_id = chunk_id
+        self.reason = reason
+        super().__init__(f"chunk {chunk_id}: {reason}")
+
+
+def response_to_extraction(
+    chunk_id: str, response: ExtractionResponse, *, mode: str = "full"
+) -> ChunkExtraction:
+    """Turn the model's answer into a :class:`ChunkExtraction`; unnamed items are dropped and
+    reported, relation endpoints get the types of the entities they name."""
+    issues: list[str] = []
+    entities: list[ExtractedEntity] = []
+    for item in response.entities:
+        name = item.name.strip()
+        if not name:
+            issues.append("dropped an entity without a name")
+            continue
+        entities.append(
+            ExtractedEntity(
+                name=name,
+                type=item.type.strip() or "Entity",
+                description=item.description.strip(),
+                aliases=[alias for alias in item.aliases if alias != name],
+                properties=dict(item.properties),
+            )
+        )
+    types = {entity.name.casefold(): entity.type for entity in entities}
+    events: list[ExtractedEvent] = []
+    for item in response.events:
+        name = item.name.strip()
+        if not name:
+            issues.append("dropped an event without a name")
+            continue
+        events.append(
+            ExtractedEvent(
+                name=name,
+                type=item.type.strip() or "Event",
+                description=item.description.strip(),
+                roles={role.strip(): value.strip() for role, value in item.roles.items() if role.strip() and value.strip()},
+                properties=dict(item.properties),
+            )
+        )
+    relations: list[ExtractedRelation] = []
+    for item in response.relations:
+        subject, predicate, obj = item.subject.strip(), item.predicate.strip(), item.object.strip()
+        if not (subject and predicate and obj):
+            issues.append(f"dropped an incomplete relation ({subject!r}, {predicate!r}, {obj!r})")
+            continue
+        relations.append(
+            ExtractedRelation(
+                subject=subject,
+                predicate=predicate,
+                object=obj,
+                subject_type=types.get(subject.casefold()),
+                object_type=types.get(obj.casefold()),
+                properties=dict(item.properties),
+            )
+        )
+    return ChunkExtraction(
+        chunk_id=chunk_id, entities=entities, relations=relations, events=events, mode=mode, issues=issues
+    )
+
+
+class FullExtractor:
+    """Extracts chunks with one ``generate_object`` call each.
+
+    ``schema``: a resolved SPG schema (or its :class:`SchemaView`) for schema-constrained
+    extraction, ``None`` for schema-free. ``language``: prompt language,
+    ``auto`` detects it per chunk. Fatal model problems (model missing, bad configuration) raise;
+    every other failure is recorded for its chunk.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        schema: SchemaView | ResolvedSchema | None = None,
+        language: LanguageChoice = "auto",
+        max_tokens: int | None = 1024,
+    ) -> None:
+        self.llm = llm
+        self.schema = schema_view(schema) if schema is not None else None
+        self.language = language
+        self.max_tokens = max_tokens
+        self._listing = self.schema.listing() if self.schema is not None else None
+
+    def messages(self, chunk: ChunkRecord) -> list:
+        language = detect_language(chunk.text) if self.language == "auto" else self.language
+        return build_extract_messages(
+            chunk.text,
+            title=chunk.title,
+            title_path=chunk.title_path,
+            language=language,
+            schema_listing=self._listing,
+        )
+
+    def _finish(self, chunk: ChunkRecord, response: ExtractionResponse) -> ChunkExtraction:
+        return schema_check(response_to_extraction(chunk.id, response), self.schema)
+
+    def extract(self, chunk: ChunkRecord) -> ChunkExtraction:
+        """One chunk; raises :class:`ChunkExtractionError` when its output stays invalid."""
+        try:
+            response = self.llm.generate_object(
+                self.messages(chunk), ExtractionResponse, stage="extract", max_tokens=self.max_tokens
+            )
+        except (ModelUnavailableError, ConfigError):
+            raise
+        except ModelError as exc:
+            raise ChunkExtractionError(chunk.id, str(exc)) from exc
+        return self._finish(chunk, response)
+
+    async def aextract(self, chunk: ChunkRecord) -> ChunkExtraction:
+        try:
+            response = await self.llm.agenerate_object(
+                self.messages(chunk), ExtractionResponse, stage="extract", max_tokens=self.max_tokens
+            )
+        except (ModelUnavailableError, ConfigError):
+            raise
+        except ModelError as exc:
+            raise ChunkExtractionError(chunk.id, str(exc)) from exc
+        return self._finish(chunk, response)
+
+    def extract_many(
+        self,
+        chunks: Iterable[ChunkRecord],
+        *,
+        on_result: Callable[[str, ChunkExtraction | ExtractionFailure], None] | None = None,
+    ) -> ExtractionBatch:
+        """Every chunk in order; failures are recorded, not raised."""
+        batch = ExtractionBatch()
+        for chunk in chunks:
+            try:
+                result: ChunkExtraction | ExtractionFailure = self.extract(chunk)
+                batch.extractions.append(result)
+            except ChunkExtractionError as exc:
+                log.warning("extraction failed for chunk %s: %s", chunk.id, exc.reason)
+                result = ExtractionFailure(chunk_id=chunk.id, reason=exc.reason)
+                batch.failures.append(result)
+            if on_result is not None:
+                on_result(chunk.id, result)
+        return batch
+
+    async def aextract_many(self, chunks: Sequence[ChunkRecord]) -> ExtractionBatch:
+        """Concurrently (the LLM bounds its own concurrency); results keep the input order."""
+
+        async def one(chunk: ChunkRecord) -> ChunkExtraction | ExtractionFailure:
+            try:
+                return await self.aextract(chunk)
+            except ChunkExtractionError as exc:
+                log.warning("extraction failed for chunk %s: %s", chunk.id, exc.reason)
+                return ExtractionFailure(chunk_id=chunk.id, reason=exc.reason)
+
+        results = await asyncio.gather(*(one(chunk) for chunk in chunks))
+        batch = ExtractionBatch()
+        for result in results:
+            if isinstance(result, ExtractionFailure):
+                batch.failures.append(result)
+            else:
+                batch.extractions.append(result)
+        return batch

@@ -1,0 +1,497 @@
+"""The KAG-Builder pipeline: read -> split -> extract -> normalise -> align -> vectorise -> write.
+
+    from kag_neo4j.builder.pipeline import LoadOptions, load
+    summary = load(["corpus.json"], db, settings, LoadOptions(mode="light"))
+    print(summary.documents_loaded, summary.merged, summary.chunks_per_second)
+
+How a load proceeds, per group of documents (in input order):
+
+1. **Skip / replace / resume.** The stored ``Document.sha256`` and ``status`` are read. A
+   complete document with the same hash is skipped (no extraction, no model call). A document
+   whose hash changed, or whose previous load did not finish (``status = 'loading'``), is
+   deleted first (:mod:`kag_neo4j.builder.delete`: exactly its support) and loaded again.
+2. **Split, extract, normalise** (the extractor of ``mode``; ``light`` needs no LLM), then the
+   taxonomy's concept names found in each chunk are added as entities.
+3. **Align** each document, **resolve** the group against the graph (exact ids, aliases,
+   embeddings), **vectorise** chunks, new entities and concepts (cached).
+4. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
+   the transaction that writes its last chunk, so a crash or Ctrl-C loses at most the
+   transaction in flight and a re-run redoes exactly the unfinished documents.
+
+At the end the graph version (``(:KagMeta {key: 'graph'}).version``) is bumped when anything
+changed, and a :class:`LoadSummary` reports documents, chunks, entities, relations, merges,
+model calls, tokens and seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kag_neo4j.builder.align import Aligner, GraphLookup, Resolver
+from kag_neo4j.builder.aligned import AlignedDocument
+from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
+from kag_neo4j.builder.delete import delete_document
+from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
+from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
+from kag_neo4j.builder.write import GraphWriter, WriteStats, bump_graph_version, graph_counts
+from kag_neo4j.config import Settings
+from kag_neo4j.errors import BuilderError
+from kag_neo4j.models.base import Embedder
+from kag_neo4j.schema.models import ResolvedSchema
+from kag_neo4j.store.cypher import query
+from kag_neo4j.store.database import Database
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["full", "light"]
+
+
+class ExtractionResult(BaseModel):
+    """What an extractor returns for the chunks of one document."""
+
+    extractions: list[ChunkExtraction] = Field(default_factory=list)
+    #: chunk id -> why its extraction failed
+    failures: dict[str, str] = Field(default_factory=dict)
+    #: the extractions are already normalised (dates, numbers, names)
+    normalised: bool = False
+
+
+class ChunkExtractor(Protocol):
+    """Extracts the chunks of one document (see :func:`build_extractor`)."""
+
+    def __call__(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult: ...
+
+
+class LoadOptions(BaseModel):
+    """How to load (the ``kag-neo4j load`` flags)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    mode: Mode = "full"
+    #: chunks per write transaction (and per extraction/alignment group)
+    batch_size: int = Field(default=500, ge=1, le=100_000)
+    #: the SPG schema extraction and alignment follow (None: schema-free)
+    spg_schema: ResolvedSchema | None = None
+    taxonomy: Taxonomy | None = None
+    #: cosine similarity an embedding-based entity merge needs (None: no embedding merges)
+    similarity: float | None = Field(default=0.92, gt=0.0, le=1.0)
+    max_chars: int = Field(default=1200, ge=50)
+    overlap: int = Field(default=150, ge=0)
+    #: show a rich progress bar (on a terminal)
+    progress: bool = False
+    #: re-load documents even when their hash is unchanged
+    force: bool = False
+
+
+class LoadSummary(BaseModel):
+    """What a load did."""
+
+    documents_seen: int = 0
+    documents_loaded: int = 0
+    documents_skipped: int = 0
+    documents_replaced: int = 0
+    documents_resumed: int = 0
+    documents_incomplete: int = 0
+    chunks: int = 0
+    entity_mentions: int = 0
+    entities_new: int = 0
+    merged: int = 0
+    alias_merges: int = 0
+    similarity_merges: int = 0
+    mentions: int = 0
+    relations: int = 0
+    events: int = 0
+    concept_links: int = 0
+    taxonomy_concepts: int = 0
+    transactions: int = 0
+    llm_calls: int = 0
+    llm_cache_hits: int = 0
+    tokens: int = 0
+    embedded_texts: int = 0
+    embedding_cache_hits: int = 0
+    extraction_failures: int = 0
+    read_failures: list[str] = Field(default_factory=list)
+    issues: int = 0
+    issue_samples: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+    write_seconds: float = 0.0
+    peak_rss_mb: float = 0.0
+    interrupted: bool = False
+    graph_version: int | None = None
+    graph: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def facts(self) -> int:
+        return self.mentions + self.relations
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def changed(self) -> bool:
+        return self.documents_loaded > 0 or self.documents_replaced > 0 or self.documents_resumed > 0 \
+            or self.taxonomy_concepts > 0
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, value) pairs for a summary table."""
+        rows = [
+            ("documents", f"{self.documents_loaded} loaded, {self.documents_skipped} unchanged (skipped), "
+                          f"{self.documents_replaced} replaced, {self.documents_resumed} resumed"
+                          + (f", {self.documents_incomplete} incomplete" if self.documents_incomplete else "")),
+            ("chunks", str(self.chunks)),
+            ("entities", f"{self.entities_new} new from {self.entity_mentions} mentions"),
+            ("merges", f"{self.merged} mentions merged into existing entities "
+                       f"({self.alias_merges} by alias, {self.similarity_merges} by embedding)"),
+            ("relations", f"{self.relations} written ({self.mentions} MENTIONED_IN, {self.events} events, "
+                          f"{self.concept_links} BELONGS_TO)"),
+            ("model calls", f"{self.llm_calls} LLM ({self.llm_cache_hits} cached), {self.embedded_texts} texts "
+                            f"embedded ({self.embedding_cache_hits} cached)"),
+            ("tokens", str(self.tokens)),
+            ("seconds", f"{self.seconds:.1f} ({self.chunks_per_second:.0f} chunks/s; writing {self.write_seconds:.1f})"),
+            ("peak memory", f"{self.peak_rss_mb:.0f} MB"),
+        ]
+        if self.taxonomy_concepts:
+            rows.insert(1, ("taxonomy", f"{self.taxonomy_concepts} concepts"))
+        if self.extraction_failures:
+            rows.append(("extraction failures", f"{self.extraction_failures} chunks (their documents stay "
+                                                "incomplete; re-run to retry)"))
+        if self.read_failures:
+            rows.append(("unreadable files", str(len(self.read_failures))))
+        if self.issues:
+            rows.append(("issues", f"{self.issues} (off-schema types/relations, dropped properties)"))
+        if self.graph:
+            rows.append(("graph", ", ".join(f"{k} {v}" for k, v in self.graph.items())))
+        return rows
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process, in MB (Linux reports KB, macOS bytes)."""
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+# --------------------------------------------------------------------------- extractors
+
+
+def _as_result(batch: Any) -> ExtractionResult:
+    if isinstance(batch, ExtractionResult):
+        return batch
+    if isinstance(batch, list):
+        return ExtractionResult(extractions=batch)
+    failures = {f.chunk_id: f.reason for f in getattr(batch, "failures", [])}
+    return ExtractionResult(extractions=list(getattr(batch, "extractions", [])), failures=failures)
+
+
+class _ExtractionStage:
+    """Adapts :class:`kag_neo4j.builder.extract.Extraction` (structured records, full or light
+    text extraction, schema check, normalisation) to :class:`ChunkExtractor`."""
+
+    def __init__(self, extraction: Any) -> None:
+        self.extraction = extraction
+
+    def register(self, documents: Sequence[SourceDocument]) -> None:
+        self.extraction.register(documents)
+
+    def __call__(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
+        result = _as_result(self.extraction.extract_document(document, chunks))
+        result.normalised = True
+        return result
+
+
+def build_extractor(
+    mode: Mode,
+    settings: Settings,
+    *,
+    schema: ResolvedSchema | None = None,
+    llm: Any = None,
+) -> tuple[ChunkExtractor, Any]:
+    """The extractor for ``mode`` and the LLM it uses (``None`` in light mode)."""
+    if mode not in ("full", "light"):
+        raise BuilderError(f"unknown mode {mode!r}; use --mode full or --mode light")
+    from kag_neo4j.builder.extract import Extraction
+
+    if mode == "full" and llm is None:
+        from kag_neo4j.models import build_llm
+
+        llm = build_llm(settings)
+    return _ExtractionStage(Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema)), llm
+
+
+def _normalise(extraction: ChunkExtraction) -> ChunkExtraction:
+    from kag_neo4j.builder.normalise import normalise_extraction
+
+    return normalise_extraction(extraction)
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def _groups(documents: Iterable[SourceDocument], size: int) -> Iterator[list[SourceDocument]]:
+    group: list[SourceDocument] = []
+    for document in documents:
+        group.append(document)
+        if len(group) >= size:
+            yield group
+            group = []
+    if group:
+        yield group
+
+
+def _chunk_groups(
+    items: Sequence[tuple[SourceDocument, list[ChunkRecord]]], budget: int
+) -> Iterator[list[tuple[SourceDocument, list[ChunkRecord]]]]:
+    group: list[tuple[SourceDocument, list[ChunkRecord]]] = []
+    size = 0
+    for item in items:
+        if group and size + len(item[1]) > budget:
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += len(item[1])
+    if group:
+        yield group
+
+
+class Pipeline:
+    """One load; see :func:`load`. Kept as a class so tests and the CLI can reach its parts."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        options: LoadOptions,
+        *,
+        extractor: ChunkExtractor | None = None,
+        embedder: Embedder | None = None,
+        llm: Any = None,
+        after_write: Callable[[LoadSummary], None] | None = None,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.options = options
+        self.summary = LoadSummary()
+        self.after_write = after_write
+        self.llm = llm
+        if extractor is None:
+            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm)
+        self.extractor = extractor
+        if embedder is None:
+            from kag_neo4j.models import build_embedder
+
+            embedder = build_embedder(settings)
+        self.embedder = embedder
+        cache = None if settings.no_cache else VectorCache(settings.home / "cache" / "vectors.sqlite")
+        self.vectoriser = Vectoriser(embedder, cache)
+        self.aligner = Aligner(options.spg_schema, options.taxonomy, concept_links_from_types=options.mode != "light")
+        self.resolver = Resolver(GraphLookup(db), self.vectoriser.embed, similarity=options.similarity)
+        self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written)
+        self._progress: Any = None
+        self._task: Any = None
+
+    # ------------------------------------------------------------------ progress
+    def _written(self, stats: WriteStats) -> None:
+        self.summary.transactions += stats.transactions
+        self.summary.chunks += stats.chunks
+        self.summary.mentions += stats.mentions
+        self.summary.relations += stats.relations
+        self.summary.events += stats.events
+        self.summary.concept_links += stats.concept_links
+        self.summary.write_seconds += stats.seconds
+        if self._progress is not None:
+            self._progress.update(self._task, advance=stats.documents,
+                                  description=f"loading ({self.summary.chunks} chunks)")
+        if self.after_write is not None:
+            self.after_write(self.summary)
+
+    def _skip_progress(self, count: int) -> None:
+        if self._progress is not None and count:
+            self._progress.update(self._task, advance=count)
+
+    # ------------------------------------------------------------------ steps
+    def prepare(self) -> None:
+        """Migrations (idempotent), the schema's meta-graph and indexes, the taxonomy."""
+        from kag_neo4j.store import migrations
+
+        migrations.migrate(self.db, embedding_dimension=self.embedder.dimension)
+        if self.options.spg_schema is not None:
+            from kag_neo4j.schema.apply import apply_schema, needs_dimensions
+
+            dims = self.embedder.dimension if needs_dimensions(self.options.spg_schema) else None
+            apply_schema(self.db, self.options.spg_schema, dimensions=dims)
+        taxonomy = self.options.taxonomy
+        if taxonomy is not None:
+            vectors = self.vectoriser.taxonomy_vectors(taxonomy)
+            self.summary.taxonomy_concepts = self.writer.write_taxonomy(taxonomy, vectors)
+
+    def _statuses(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        rows = self.db.read(query("builder/document_status"), ids=ids)
+        return {row["id"]: row for row in rows}
+
+    def _extract(self, document: SourceDocument, chunks: list[ChunkRecord]) -> tuple[list[ChunkExtraction], dict[str, str]]:
+        if not chunks:
+            return [], {}
+        result = self.extractor(document, chunks)
+        text_of = {chunk.id: chunk.text for chunk in chunks}
+        taxonomy = self.options.taxonomy
+        extractions = []
+        for extraction in result.extractions:
+            if not result.normalised:
+                extraction = _normalise(extraction)
+            if taxonomy is not None and extraction.chunk_id in text_of:
+                extraction = inject_mentions(extraction, text_of[extraction.chunk_id], taxonomy)
+            extractions.append(extraction)
+        return extractions, dict(result.failures)
+
+    def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> None:
+        aligned: list[AlignedDocument] = []
+        for document, chunks in items:
+            extractions, failures = self._extract(document, chunks)
+            doc = self.aligner.align_document(document, chunks, extractions)
+            doc.failed_chunks = sorted(failures)
+            self.summary.extraction_failures += len(failures)
+            self._note_issues(doc.issues)
+            aligned.append(doc)
+        stats = self.resolver.resolve(aligned)
+        self.summary.entity_mentions += stats.entity_records
+        self.summary.entities_new += stats.new_entities
+        self.summary.merged += stats.merged
+        self.summary.alias_merges += stats.alias_merges
+        self.summary.similarity_merges += stats.similarity_merges
+        self.vectoriser.vectorise(aligned)
+        self.writer.write(aligned)
+        self.summary.documents_incomplete += sum(1 for doc in aligned if doc.failed_chunks)
+
+    def _note_issues(self, issues: list[str]) -> None:
+        self.summary.issues += len(issues)
+        room = 20 - len(self.summary.issue_samples)
+        if room > 0:
+            self.summary.issue_samples.extend(issues[:room])
+
+    def run(self, documents: Iterable[SourceDocument], *, total: int | None = None) -> LoadSummary:
+        began = time.perf_counter()
+        try:
+            with self._progress_bar(total) as progress:
+                self._progress = progress
+                self.prepare()
+                register = getattr(self.extractor, "register", None)
+                if register is not None and isinstance(documents, Sequence):
+                    register(documents)
+                for group in _groups(documents, self.options.batch_size):
+                    self._run_group(group)
+        except KeyboardInterrupt:
+            self.summary.interrupted = True
+            raise
+        finally:
+            self._progress = None
+            self.summary.seconds = time.perf_counter() - began
+            self._finish()
+        return self.summary
+
+    def _run_group(self, group: list[SourceDocument]) -> None:
+        self.summary.documents_seen += len(group)
+        statuses = self._statuses([doc.id for doc in group])
+        todo: list[tuple[SourceDocument, list[ChunkRecord]]] = []
+        skipped = 0
+        for document in group:
+            stored = statuses.get(document.id)
+            if stored is not None:
+                unchanged = stored.get("sha256") == document.sha256
+                if unchanged and stored.get("status") == "complete" and not self.options.force:
+                    skipped += 1
+                    continue
+                delete_document(self.db, document.id, bump_version=False)
+                if unchanged:
+                    self.summary.documents_resumed += 1
+                else:
+                    self.summary.documents_replaced += 1
+            else:
+                self.summary.documents_loaded += 1
+            todo.append((document, self._split(document)))
+        self.summary.documents_skipped += skipped
+        self._skip_progress(skipped)
+        for part in _chunk_groups(todo, self.options.batch_size):
+            self._process(part)
+
+    def _split(self, document: SourceDocument) -> list[ChunkRecord]:
+        from kag_neo4j.builder.split import split_document
+
+        return split_document(document, max_chars=self.options.max_chars,
+                              overlap=min(self.options.overlap, self.options.max_chars // 2))
+
+    def _progress_bar(self, total: int | None) -> Any:
+        if not self.options.progress:
+            return nullcontext(None)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("docs"),
+                            TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+        self._task = progress.add_task("loading", total=total)
+        return progress
+
+    def _finish(self) -> None:
+        usage = getattr(self.llm, "usage", None)
+        if usage is not None:
+            total = usage.total()
+            self.summary.llm_calls = total.calls
+            self.summary.llm_cache_hits = total.cache_hits
+            self.summary.tokens = total.total_tokens
+        self.summary.embedded_texts = self.vectoriser.stats.computed
+        self.summary.embedding_cache_hits = self.vectoriser.stats.cached
+        self.summary.peak_rss_mb = peak_rss_mb()
+        try:
+            if self.summary.changed:
+                self.summary.graph_version = bump_graph_version(self.db, "load")
+            self.summary.graph = graph_counts(self.db)
+        except Exception as exc:  # noqa: BLE001 - the summary must not hide the load's own error
+            log.warning("could not read graph counts after the load: %s", exc)
+        self.vectoriser.close()
+
+
+def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = None) -> list[SourceDocument]:
+    """Every document of ``paths`` (files or folders); unreadable files are noted in ``summary``."""
+    from kag_neo4j.builder.readers import ReadReport, read_paths
+
+    for path in paths:
+        if not Path(path).exists():
+            raise BuilderError(f"{path} does not exist; give a file or folder to load")
+    report = ReadReport()
+    documents = list(read_paths(paths, report=report))
+    if summary is not None:
+        summary.read_failures = [f"{f.path}: {f.reason}" for f in report.failures]
+    if not documents and report.failures:
+        raise BuilderError("no document could be read:\n" + "\n".join(f"  {f.path}: {f.reason}" for f in report.failures))
+    return documents
+
+
+def load(
+    paths: Sequence[str | Path],
+    db: Database,
+    settings: Settings,
+    options: LoadOptions | None = None,
+    *,
+    documents: Iterable[SourceDocument] | None = None,
+    extractor: ChunkExtractor | None = None,
+    embedder: Embedder | None = None,
+    llm: Any = None,
+    after_write: Callable[[LoadSummary], None] | None = None,
+) -> LoadSummary:
+    """Load files (or ready ``documents``) into the graph; see the module docs."""
+    options = options or LoadOptions()
+    pipeline = Pipeline(db, settings, options, extractor=extractor, embedder=embedder, llm=llm,
+                        after_write=after_write)
+    if documents is None:
+        docs = read_documents(paths, pipeline.summary)
+    else:
+        docs = list(documents)
+    return pipeline.run(docs, total=len(docs))

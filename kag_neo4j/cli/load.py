@@ -1,0 +1,156 @@
+"""``kag-neo4j load`` and ``kag-neo4j delete``: build the knowledge graph from files, remove a document.
+
+The lead registers them on the main app with :func:`register`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kag_neo4j.config import Settings, load_settings
+from kag_neo4j.errors import KagError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _settings(ctx: typer.Context | None, **extra: Any) -> Settings:
+    flags: dict[str, Any] = dict((ctx.find_root().obj or {}) if ctx is not None else {})
+    flags.update({key: value for key, value in extra.items() if value is not None})
+    return load_settings(**flags)
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def summary_table(summary: Any, title: str = "kag-neo4j load") -> Table:
+    table = Table(title=title, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    for label, value in summary.rows():
+        table.add_row(label, value)
+    return table
+
+
+def _summary_json(summary: Any) -> str:
+    data = summary.model_dump()
+    data.update(facts=summary.facts, chunks_per_second=round(summary.chunks_per_second, 1))
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def load_command(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to load (txt, md, pdf, docx, html, json/jsonl corpora, csv).",
+                                               show_default=False)] = None,  # type: ignore[assignment]
+    schema: Annotated[Path | None, typer.Option("--schema", help="SPG .schema file (or a shipped name, e.g. CompanyFinance) "
+                                                "that extraction and alignment follow.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="full: one LLM call per chunk; light: NER + co-occurrence, no LLM.")] = "full",
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, max=100_000, help="Chunks per write transaction.")] = 500,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the LLM response cache or the vector cache.")] = False,
+    taxonomy: Annotated[Path | None, typer.Option("--taxonomy", help="Concept taxonomy to inject: a folder with nodes.json "
+                                                  "and edges.json (KAG's domain_kg format).")] = None,
+    similarity: Annotated[float, typer.Option("--similarity", min=0.0, max=1.0, help="Cosine similarity for embedding-based "
+                                              "entity merges (0 turns them off).")] = 0.92,
+    force: Annotated[bool, typer.Option("--force", help="Re-load documents even when unchanged.")] = False,
+    max_chars: Annotated[int, typer.Option("--max-chars", min=50, help="Chunk length in characters.")] = 1200,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar (default: on a terminal).")] = None,  # type: ignore[assignment]
+) -> None:
+    """Build the knowledge graph from PATHS: read, split, extract, align, embed and write.
+
+    Unchanged documents are skipped; changed ones replace their old facts; an interrupted load
+    resumes where it stopped when run again.
+    """
+    from kag_neo4j.builder.concepts import load_taxonomy
+    from kag_neo4j.builder.pipeline import LoadOptions, Pipeline, read_documents
+    from kag_neo4j.store.database import Database
+
+    if mode not in ("full", "light"):
+        raise _fail(f"--mode {mode!r} is not a mode; use --mode full or --mode light", code=2)
+    if not paths and taxonomy is None:
+        raise _fail("give at least one file or folder to load (or --taxonomy DIR to load a taxonomy only)", code=2)
+    pipeline = None
+    try:
+        settings = _settings(ctx, no_cache=True if no_cache else None)
+        spg_schema = None
+        if schema is not None:
+            from kag_neo4j.cli.schema import resolve_schema_path
+            from kag_neo4j.schema.validate import load_schema
+
+            spg_schema = load_schema(str(resolve_schema_path(schema)))
+        options = LoadOptions(
+            mode=mode, batch_size=batch_size, spg_schema=spg_schema,
+            taxonomy=load_taxonomy(taxonomy) if taxonomy is not None else None,
+            similarity=similarity or None, force=force, max_chars=max_chars,
+            overlap=min(150, max_chars // 4),
+            progress=console.is_terminal and not as_json if progress is None else progress,
+        )
+        with Database.connect(settings) as db:
+            pipeline = Pipeline(db, settings, options)
+            documents = read_documents(paths or [], pipeline.summary)
+            summary = pipeline.run(documents, total=len(documents))
+    except KeyboardInterrupt:
+        if pipeline is not None:
+            console.print(summary_table(pipeline.summary, "kag-neo4j load (interrupted)"))
+        err_console.print("interrupted: completed documents are saved; run the same command again to resume",
+                          highlight=False)
+        raise typer.Exit(130) from None
+    except KagError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        typer.echo(_summary_json(summary))
+    else:
+        console.print(summary_table(summary))
+        for failure in summary.read_failures:
+            err_console.print(f"skipped {failure}", highlight=False, markup=False)
+        for issue in summary.issue_samples[:5]:
+            err_console.print(f"issue: {issue}", highlight=False, markup=False)
+    if summary.documents_incomplete:
+        raise typer.Exit(1)
+
+
+def delete_command(
+    ctx: typer.Context,
+    doc_ids: Annotated[list[str], typer.Argument(help="Id(s) of the document(s) to delete (Document.id).", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
+) -> None:
+    """Delete documents: their chunks and every fact no other chunk supports."""
+    from kag_neo4j.builder.delete import delete_document, similar_document_ids
+    from kag_neo4j.store.database import Database
+
+    reports = []
+    try:
+        settings = _settings(ctx)
+        with Database.connect(settings) as db:
+            for doc_id in doc_ids:
+                report = delete_document(db, doc_id)
+                if not report.found:
+                    close = similar_document_ids(db, doc_id)
+                    hint = f"; did you mean {', '.join(close)}?" if close else "; no stored document id contains it"
+                    raise _fail(f"no document with id {doc_id!r}{hint}")
+                reports.append(report)
+    except KagError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps([r.model_dump() for r in reports], ensure_ascii=False, indent=2))
+        return
+    for report in reports:
+        console.print(
+            f"deleted {report.document}: {report.chunks} chunks, {report.entities} entities, {report.events} events, "
+            f"{report.relations_deleted} relations ({report.relations_updated} kept with other sources), "
+            f"{report.concepts} concepts", highlight=False, markup=False,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``load`` and ``delete`` to the main ``kag-neo4j`` app."""
+    app.command("load")(load_command)
+    app.command("delete")(delete_command)

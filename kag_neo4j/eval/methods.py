@@ -1,0 +1,361 @@
+"""The methods an evaluation compares, all on the same graph, embedder and LLM.
+
+Retrieval (passage recall):
+
+==================  =====================================================================
+``dense``           our Cypher, vector index only (``RECIPES['dense']``)
+``fulltext``        our Cypher, fulltext (BM25) index only
+``dense+ppr``       dense + Personalized PageRank seeded by the question's linked entities
+``ours``            dense + fulltext + PPR fused by weighted RRF (``RECIPES['hybrid']``)
+``graphrag-vector`` neo4j-graphrag's ``VectorRetriever`` on ``chunk_embedding``
+``graphrag-hybrid`` neo4j-graphrag's ``HybridRetriever`` on ``chunk_embedding`` + ``chunk_fulltext``
+``naive``           NaiveRAG: dense top-k, and (with QA) the same LLM answers from those passages
+==================  =====================================================================
+
+Question answering is pluggable: an *answerer* is a callable ``(question, retrieval or None) ->
+QAOutput`` (answer, cited chunk ids). ``naive`` answers from its own top-k passages; ``ours``
+answers with the logical-form solver when it is installed. Adding another answerer is one line::
+
+    QA_FACTORIES["mine"] = lambda ctx: my_answer_function
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kag_neo4j.config import Settings
+from kag_neo4j.errors import EvalError
+from kag_neo4j.eval.mentions import question_mentions
+from kag_neo4j.models.base import LLM, Embedder
+from kag_neo4j.models.usage import Usage
+from kag_neo4j.prompts.naive_answer import (
+    NAIVE_ANSWER_PROMPT_VERSION,
+    NaivePassage,
+    naive_answer_messages,
+    parse_naive_answer,
+)
+from kag_neo4j.solver.linking import link_entity
+from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, hybrid_retrieve, lucene_query
+from kag_neo4j.store import cypher
+from kag_neo4j.store.database import Database
+
+__all__ = [
+    "DEFAULT_METHODS",
+    "QA_FACTORIES",
+    "RETRIEVAL_FACTORIES",
+    "EvalMethod",
+    "MethodContext",
+    "QAOutput",
+    "Retrieved",
+    "RetrievalOutput",
+    "available_methods",
+    "build_methods",
+]
+
+log = logging.getLogger(__name__)
+
+#: what ``kag-neo4j eval`` runs when ``--methods`` is not given
+DEFAULT_METHODS: tuple[str, ...] = ("dense", "fulltext", "dense+ppr", "ours", "graphrag-vector", "graphrag-hybrid")
+
+
+class Retrieved(BaseModel):
+    """One retrieved chunk; ``document_id`` is filled in after timing when a retriever lacks it."""
+
+    chunk_id: str
+    document_id: str | None = None
+    title: str | None = None
+    text: str | None = None
+    score: float | None = None
+
+
+class RetrievalOutput(BaseModel):
+    chunks: list[Retrieved]
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class QAOutput(BaseModel):
+    """An answer and the chunks it cites. Usage is measured by the runner on the shared ledger."""
+
+    answer: str
+    cited_chunk_ids: list[str] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+RetrieveFn = Callable[[str], RetrievalOutput]
+AnswerFn = Callable[[str, RetrievalOutput | None], QAOutput]
+
+
+@dataclass
+class EvalMethod:
+    """A named method: a retriever, an answerer, or both. ``config`` is part of the cache key."""
+
+    name: str
+    description: str
+    retrieve: RetrieveFn | None = None
+    answer: AnswerFn | None = None
+    answer_uses_retrieval: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    qa_unavailable: str | None = None
+
+
+@dataclass
+class MethodContext:
+    """What every method shares: the graph, the embedder, the LLM (built on first use)."""
+
+    db: Database
+    embedder: Embedder
+    settings: Settings | None = None
+    k: int = 10
+    answer_k: int = 5
+    link_k: int = 1
+    llm_factory: Callable[[], LLM] | None = None
+    usage: Usage = field(default_factory=Usage)
+    _llm: LLM | None = None
+    _documents: dict[str, str] = field(default_factory=dict)
+
+    def llm(self) -> LLM:
+        if self._llm is None:
+            if self.llm_factory is None:
+                raise EvalError("question answering needs an LLM; pass --llm (or --qa with the configured model)")
+            self._llm = self.llm_factory()
+        return self._llm
+
+    @property
+    def llm_id(self) -> str | None:
+        return self._llm.model_id if self._llm is not None else None
+
+    def documents_of(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """chunk id -> document id (remembered for the run)."""
+        missing = [cid for cid in dict.fromkeys(chunk_ids) if cid not in self._documents]
+        if missing:
+            for row in self.db.read(cypher.query("eval/chunk_documents"), chunk_ids=missing):
+                self._documents[row["chunk_id"]] = row["document_id"]
+        return {cid: self._documents[cid] for cid in chunk_ids if cid in self._documents}
+
+    def link(self, question: str) -> tuple[list[str], list[str]]:
+        """(mentions, linked entity ids) of the question: the PPR seeds."""
+        mentions = question_mentions(question)
+        seeds: list[str] = []
+        for mention in mentions:
+            for entity in link_entity(self.db, self.embedder, mention, k=self.link_k):
+                if entity.id not in seeds:
+                    seeds.append(entity.id)
+        return mentions, seeds
+
+
+# --- our retrieval (one Cypher statement, procedures/hybrid_retrieval.cypher) ----------------------
+
+
+def _recipe(name: str, k: int) -> RetrievalConfig:
+    base = RECIPES[name]
+    return base.model_copy(update={"k": k, "k_dense": max(base.k_dense, k), "k_fulltext": max(base.k_fulltext, k),
+                                   "k_ppr": max(base.k_ppr, k)})
+
+
+def _cypher_method(name: str, recipe: str, description: str, *, linked: bool) -> Callable[[MethodContext], EvalMethod]:
+    def build(ctx: MethodContext) -> EvalMethod:
+        config = _recipe(recipe, ctx.k)
+
+        def retrieve(question: str) -> RetrievalOutput:
+            mentions, seeds = ctx.link(question) if linked else ([], [])
+            hits = hybrid_retrieve(ctx.db, ctx.embedder, question, seed_entity_ids=seeds, config=config)
+            chunks = [Retrieved(chunk_id=h.chunk_id, document_id=h.document_id, title=h.title, text=h.text,
+                                score=h.score) for h in hits]
+            details = {"mentions": mentions, "seeds": seeds} if linked else {}
+            return RetrievalOutput(chunks=chunks, details=details)
+
+        return EvalMethod(name=name, description=description, retrieve=retrieve,
+                          config={"recipe": recipe, **config.model_dump(), "linked": linked, "link_k": ctx.link_k})
+
+    return build
+
+
+# --- neo4j-graphrag's retrievers on the same indexes -----------------------------------------------
+
+
+def _quiet_graphrag() -> None:
+    # neo4j-graphrag 1.22 warns on every search that its default 'id' field will go in 2.0; we
+    # read our own properties (return_properties), so the warning says nothing about this use.
+    warnings.filterwarnings("ignore", message="The default returned 'id' field", category=DeprecationWarning)
+
+
+def _graphrag_item(record: Any) -> Any:
+    from neo4j_graphrag.types import RetrieverResultItem
+
+    node = record.get("node") or {}
+    return RetrieverResultItem(content=node.get("text") or "", metadata={
+        "chunk_id": node.get("id"), "title": node.get("title"), "score": record.get("score")})
+
+
+def _graphrag_output(result: Any) -> RetrievalOutput:
+    chunks = [
+        Retrieved(chunk_id=item.metadata["chunk_id"], title=item.metadata.get("title"), text=item.content,
+                  score=item.metadata.get("score"))
+        for item in result.items
+        if item.metadata and item.metadata.get("chunk_id")
+    ]
+    return RetrievalOutput(chunks=chunks)
+
+
+def _graphrag_vector(ctx: MethodContext) -> EvalMethod:
+    from neo4j_graphrag.retrievers import VectorRetriever
+
+    from kag_neo4j.models.graphrag import as_graphrag_embedder
+
+    _quiet_graphrag()
+    retriever = VectorRetriever(
+        ctx.db.driver, "chunk_embedding", as_graphrag_embedder(ctx.embedder),
+        return_properties=["id", "title", "text"], result_formatter=_graphrag_item, neo4j_database=ctx.db.database,
+    )
+
+    def retrieve(question: str) -> RetrievalOutput:
+        return _graphrag_output(retriever.search(query_text=question, top_k=ctx.k))
+
+    return EvalMethod(name="graphrag-vector", description="neo4j-graphrag VectorRetriever (chunk_embedding)",
+                      retrieve=retrieve, config={"top_k": ctx.k, "index": "chunk_embedding"})
+
+
+def _graphrag_hybrid(ctx: MethodContext) -> EvalMethod:
+    from neo4j_graphrag.exceptions import SearchQueryParseError
+    from neo4j_graphrag.retrievers import HybridRetriever
+
+    from kag_neo4j.models.graphrag import as_graphrag_embedder
+
+    _quiet_graphrag()
+    retriever = HybridRetriever(
+        ctx.db.driver, "chunk_embedding", "chunk_fulltext", as_graphrag_embedder(ctx.embedder),
+        return_properties=["id", "title", "text"], result_formatter=_graphrag_item, neo4j_database=ctx.db.database,
+    )
+
+    def retrieve(question: str) -> RetrievalOutput:
+        # The question goes in as its user would pass it; only a question Lucene cannot parse is
+        # retried with its words escaped (and the row says so).
+        try:
+            return _graphrag_output(retriever.search(query_text=question, top_k=ctx.k))
+        except SearchQueryParseError:
+            vector = ctx.embedder.embed_query(question)
+            output = _graphrag_output(retriever.search(query_text=lucene_query(question), query_vector=vector,
+                                                       top_k=ctx.k))
+            output.details["lucene_escaped"] = True
+            return output
+
+    return EvalMethod(name="graphrag-hybrid", description="neo4j-graphrag HybridRetriever (naive ranker)",
+                      retrieve=retrieve, config={"top_k": ctx.k, "ranker": "naive"})
+
+
+# --- question answering --------------------------------------------------------------------------
+
+
+def naive_answerer(ctx: MethodContext) -> AnswerFn:
+    """NaiveRAG: the first ``answer_k`` distinct passages of the retrieval + one LLM call."""
+
+    def answer(question: str, retrieval: RetrievalOutput | None) -> QAOutput:
+        chunks: list[Retrieved] = []
+        documents: set[str] = set()
+        for chunk in retrieval.chunks if retrieval else []:
+            key = chunk.document_id or chunk.chunk_id
+            if key in documents or not chunk.text:
+                continue
+            documents.add(key)
+            chunks.append(chunk)
+            if len(chunks) == ctx.answer_k:
+                break
+        passages = [NaivePassage(title=c.title, text=c.text or "") for c in chunks]
+        reply = ctx.llm().generate(naive_answer_messages(question, passages), stage="answer", max_tokens=64)
+        parsed = parse_naive_answer(reply, len(passages))
+        cited = [chunks[n - 1].chunk_id for n in parsed.sources] or [c.chunk_id for c in chunks]
+        return QAOutput(answer=parsed.answer, cited_chunk_ids=cited, details={"reply": reply})
+
+    return answer
+
+
+def solver_answerer(ctx: MethodContext) -> AnswerFn | None:
+    """The logical-form solver (``KAG(...).ask``) as an answerer; ``None`` while it is not installed."""
+    try:
+        module = importlib.import_module("kag_neo4j.solver.kag")
+    except ImportError:
+        return None
+    kag_class = getattr(module, "KAG", None)
+    if kag_class is None:
+        return None
+    kag = kag_class(ctx.db, embedder=ctx.embedder, llm=ctx.llm())
+
+    def answer(question: str, _retrieval: RetrievalOutput | None) -> QAOutput:
+        result = kag.ask(question)
+        text = getattr(result, "answer", None) or getattr(result, "text", None) or str(result)
+        cited = getattr(result, "cited_chunk_ids", None) or getattr(result, "chunk_ids", None) or []
+        return QAOutput(answer=str(text), cited_chunk_ids=[str(c) for c in cited])
+
+    return answer
+
+
+RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
+    "dense": _cypher_method("dense", "dense", "vector index only (our Cypher)", linked=False),
+    "fulltext": _cypher_method("fulltext", "fulltext", "fulltext BM25 only (our Cypher)", linked=False),
+    "dense+ppr": _cypher_method("dense+ppr", "dense+ppr", "dense + PPR from linked entities, RRF", linked=True),
+    "ours": _cypher_method("ours", "hybrid", "dense + fulltext + PPR, weighted RRF", linked=True),
+    "graphrag-vector": _graphrag_vector,
+    "graphrag-hybrid": _graphrag_hybrid,
+    "naive": _cypher_method("naive", "dense", "NaiveRAG: dense top-k (+ the LLM for QA)", linked=False),
+}
+
+#: name -> factory of an answerer (``None`` when the answerer is not available in this install)
+QA_FACTORIES: dict[str, Callable[[MethodContext], AnswerFn | None]] = {
+    "naive": naive_answerer,
+    "ours": solver_answerer,
+}
+
+#: answerers that read the method's own retrieval (their latency includes it)
+_USES_RETRIEVAL = {"naive"}
+
+
+def available_methods() -> list[str]:
+    return sorted(set(RETRIEVAL_FACTORIES) | set(QA_FACTORIES))
+
+
+def parse_methods(text: str | Sequence[str] | None, *, qa: bool) -> list[str]:
+    """Method names from ``dense,ours`` (or a list); unknown names are an :class:`EvalError`."""
+    if text is None:
+        names = list(DEFAULT_METHODS) + (["naive"] if qa else [])
+    elif isinstance(text, str):
+        names = [name.strip() for name in text.split(",") if name.strip()]
+    else:
+        names = [name.strip() for name in text if name.strip()]
+    known = set(available_methods())
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise EvalError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(available_methods())}")
+    if not names:
+        raise EvalError(f"--methods is empty; choose from {', '.join(available_methods())}")
+    return list(dict.fromkeys(names))
+
+
+def build_methods(names: Sequence[str], ctx: MethodContext, *, qa: bool) -> list[EvalMethod]:
+    """The methods to compare; with ``qa`` their answerers are attached (when available)."""
+    methods = []
+    for name in names:
+        factory = RETRIEVAL_FACTORIES.get(name)
+        method = factory(ctx) if factory else EvalMethod(name=name, description=f"{name} (QA only)")
+        if qa and name in QA_FACTORIES:
+            started = time.monotonic()
+            answerer = QA_FACTORIES[name](ctx)
+            if answerer is None:
+                method.qa_unavailable = f"{name}: its answerer is not installed in this checkout"
+            else:
+                method.answer = answerer
+                method.answer_uses_retrieval = name in _USES_RETRIEVAL
+                method.config["qa"] = {"answer_k": ctx.answer_k, "prompt": NAIVE_ANSWER_PROMPT_VERSION} \
+                    if name == "naive" else {"answerer": name}
+            log.debug("answerer %s ready in %.2fs", name, time.monotonic() - started)
+        if method.retrieve is None and method.answer is None:
+            raise EvalError(method.qa_unavailable or f"method {name} has nothing to run without --qa")
+        methods.append(method)
+    return methods

@@ -1,0 +1,139 @@
+"""Reports of an evaluation run: a Markdown table, JSON with every per-question row, a PNG chart.
+
+Percentages (recall, EM, F1) are printed with one decimal; a dash means "not measured" (a
+retrieval-only method has no EM, an answer-only method no recall).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kag_neo4j.eval.runner import EvalRun, MethodSummary
+
+__all__ = ["chart", "markdown", "rich_table", "write_reports"]
+
+DASH = "–"
+
+
+def _pct(value: float | None) -> str:
+    return DASH if value is None else f"{100 * value:.1f}"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def _pair(low: float | None, high: float | None, digits: int) -> str:
+    return DASH if low is None else f"{low:.{digits}f} / {_num(high, digits)}"
+
+
+def columns(run: EvalRun) -> list[str]:
+    qa = any(m.em is not None for m in run.methods)
+    head = ["method", *(f"R@{k}" for k in run.k_values)]
+    if qa:
+        head += ["EM", "F1", "LLM calls/q", "tokens/q"]
+    head += ["retrieval ms p50 / p95"]
+    if qa:
+        head += ["QA s p50 / p95"]
+    return head + ["errors"]
+
+
+def row_cells(run: EvalRun, summary: MethodSummary) -> list[str]:
+    qa = any(m.em is not None for m in run.methods)
+    cells = [summary.method, *(_pct(summary.recall.get(str(k))) for k in run.k_values)]
+    if qa:
+        cells += [_pct(summary.em), _pct(summary.f1), _num(summary.llm_calls, 2), _num(summary.tokens, 0)]
+    cells += [_pair(summary.retrieval_ms_p50, summary.retrieval_ms_p95, 0)]
+    if qa:
+        cells += [_pair(summary.qa_s_p50, summary.qa_s_p95, 2)]
+    return cells + [str(summary.errors)]
+
+
+def markdown(run: EvalRun) -> str:
+    """The run as a Markdown section: setup lines, the table, notes."""
+    unit = "paragraph" if run.recall_unit == "paragraph" else "title"
+    lines = [
+        f"## {run.dataset}: {run.questions} questions",
+        "",
+        f"- questions: `{Path(run.questions_file).name}` ({run.format} format); corpus: `{Path(run.corpus_file).name}`"
+        + (f" ({run.load.documents} passages, {run.load.chunks} chunks)" if run.load else ""),
+        f"- recall@k: share of gold supporting passages (by {unit}) among the first k distinct passages retrieved",
+        f"- embedder: `{run.embedder}`; LLM: `{run.llm or 'none (retrieval only)'}`",
+        f"- Neo4j {run.neo4j or '?'}, GDS {run.gds or '?'}, database `{run.database}`, graph version {run.graph_version}",
+        f"- run: {run.started_at}, {run.seconds:.0f} s"
+        + (f" ({run.resumed_rows} results resumed from the cache)" if run.resumed_rows else ""),
+        "",
+    ]
+    head = columns(run)
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+    for summary in run.methods:
+        lines.append("| " + " | ".join(row_cells(run, summary)) + " |")
+    notes = list(run.notes)
+    notes += [f"{m.method}: {m.description}" for m in run.methods if m.description]
+    if notes:
+        lines += ["", *(f"- {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def rich_table(run: EvalRun) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"{run.dataset}: {run.questions} questions (recall by {run.recall_unit})")
+    for index, name in enumerate(columns(run)):
+        table.add_column(name, justify="left" if index == 0 else "right")
+    for summary in run.methods:
+        table.add_row(*row_cells(run, summary))
+    return table
+
+
+def chart(run: EvalRun, path: Path) -> Path | None:
+    """A grouped bar chart of recall (and EM/F1 when measured) per method; ``None`` without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    series: dict[str, list[float]] = {}
+    for k in run.k_values:
+        series[f"Recall@{k}"] = [100 * (m.recall.get(str(k)) or 0.0) for m in run.methods]
+    if any(m.em is not None for m in run.methods):
+        series["EM"] = [100 * (m.em or 0.0) for m in run.methods]
+        series["F1"] = [100 * (m.f1 or 0.0) for m in run.methods]
+    names = [m.method for m in run.methods]
+    width = 0.8 / max(1, len(series))
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.3 * len(names) * max(1, len(series)) / 2 + 2), 4.2))
+    for index, (label, values) in enumerate(series.items()):
+        positions = [i + (index - (len(series) - 1) / 2) * width for i in range(len(names))]
+        bars = axes.bar(positions, values, width, label=label)
+        axes.bar_label(bars, labels=[f"{v:.0f}" for v in values], fontsize=7, padding=1)
+    axes.set_xticks(range(len(names)), names, rotation=20, ha="right")
+    axes.set_ylim(0, 105)
+    axes.set_ylabel("%")
+    axes.set_title(f"{run.dataset} ({run.questions} questions) - {run.embedder}")
+    axes.legend(loc="upper left", ncols=len(series), fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def write_reports(run: EvalRun, out_dir: Path) -> dict[str, Path]:
+    """``report.md``, ``results.json`` (per-question rows) and ``chart.png`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    md = out_dir / "report.md"
+    md.write_text(markdown(run), encoding="utf-8")
+    written["markdown"] = md
+    data = out_dir / "results.json"
+    data.write_text(json.dumps(run.model_dump(mode="json"), ensure_ascii=False, indent=1), encoding="utf-8")
+    written["json"] = data
+    png = chart(run, out_dir / "chart.png")
+    if png is not None:
+        written["chart"] = png
+    return written

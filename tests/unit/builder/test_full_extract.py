@@ -1,0 +1,194 @@
+"""Full extraction with the scripted LLM: prompts, parsing, retries, failures, schema handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kag_neo4j.builder.extract import Extraction, ExtractionFailure, FullExtractor, schema_check, schema_view
+from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedEntity, ExtractedRelation
+from kag_neo4j.errors import ModelUnavailableError, TransientModelError
+from kag_neo4j.models.scripted import ScriptedLLM, prompts_of
+from kag_neo4j.prompts.extract import ExtractionResponse
+from kag_neo4j.schema import load_schema
+
+RONALDO = {
+    "entities": [
+        {"name": "Cristiano Ronaldo", "type": "Person", "description": "a footballer", "aliases": "CR7"},
+        {"name": "Real Madrid", "type": "Organization", "properties": {"founded": "6 March 1902", "nickname": None}},
+        {"name": "Madrid", "type": "City"},
+    ],
+    "events": [{"name": "Ronaldo transfer", "type": "Transfer", "roles": {"player": "Cristiano Ronaldo"}}],
+    "relations": [
+        {"subject": "Cristiano Ronaldo", "predicate": "played for", "object": "Real Madrid",
+         "properties": {"start": "2009", "end": "2018"}},
+        {"head": "Real Madrid", "relation": "located in", "tail": "Madrid"},
+        {"subject": "", "predicate": "x", "object": "Madrid"},
+    ],
+}
+
+
+def chunk(text: str = "Cristiano Ronaldo played for Real Madrid from 2009 to 2018.", chunk_id: str = "d#0#0") -> ChunkRecord:
+    return ChunkRecord(id=chunk_id, document_id="d", text=text, title="Cristiano Ronaldo",
+                       title_path=["Career"], position=0, paragraph=0, index=0)
+
+
+@pytest.fixture
+def schema(fixtures_dir: Path):
+    return schema_view(load_schema(fixtures_dir / "schemas" / "MuSiQue.schema"))
+
+
+def test_one_call_per_chunk_and_the_response_becomes_an_extraction() -> None:
+    llm = ScriptedLLM([RONALDO])
+    result = FullExtractor(llm).extract(chunk())
+    assert len(llm.calls) == 1
+    assert llm.usage.by_stage()["extract"].calls == 1
+    assert [e.name for e in result.entities] == ["Cristiano Ronaldo", "Real Madrid", "Madrid"]
+    assert result.entities[0].aliases == ["CR7"]
+    assert result.entities[1].properties == {"founded": "6 March 1902"}  # null dropped
+    assert [(r.subject, r.predicate, r.object) for r in result.relations] == [
+        ("Cristiano Ronaldo", "played for", "Real Madrid"),
+        ("Real Madrid", "located in", "Madrid"),
+    ]
+    assert result.relations[0].subject_type == "Person" and result.relations[0].object_type == "Organization"
+    assert result.relations[0].properties == {"start": "2009", "end": "2018"}
+    assert result.events[0].roles == {"player": "Cristiano Ronaldo"}
+    assert result.mode == "full"
+    assert any("incomplete relation" in issue for issue in result.issues)
+
+
+def test_schema_free_prompt_is_english_and_carries_title_and_path() -> None:
+    llm = ScriptedLLM([{}])
+    FullExtractor(llm).extract(chunk())
+    system = llm.calls[0].messages[0].content
+    user = prompts_of(llm.calls)[0]
+    assert "knowledge graph" in system and "Schema:" not in system
+    assert user.startswith("Title: Cristiano Ronaldo\nSection: Career\nText:\n")
+    assert llm.calls[0].schema_ == ExtractionResponse.model_json_schema()
+
+
+def test_chinese_chunk_gets_the_chinese_prompt() -> None:
+    llm = ScriptedLLM([{"entities": [{"name": "皇家马德里", "type": "组织机构"}]}])
+    result = FullExtractor(llm).extract(chunk("皇家马德里足球俱乐部于1902年在马德里成立。"))
+    assert "知识图谱" in llm.calls[0].messages[0].content
+    assert prompts_of(llm.calls)[0].startswith("标题:")
+    assert result.entities[0].name == "皇家马德里"
+
+
+def test_schema_listing_is_injected_when_a_schema_is_given(schema) -> None:
+    llm = ScriptedLLM([{}])
+    FullExtractor(llm, schema=schema).extract(chunk())
+    system = llm.calls[0].messages[0].content
+    assert "Schema:" in system
+    assert "GeographicLocation(地理位置) [entity]" in system
+    assert "most types: rels semanticType->SemanticConcept" in system
+
+
+def test_invalid_json_is_repaired_on_retry() -> None:
+    llm = ScriptedLLM(['{"entities": [{"name": "Real Madrid",', RONALDO])
+    result = FullExtractor(llm).extract(chunk())
+    assert len(llm.calls) == 2
+    assert "That reply is invalid" in llm.calls[1].messages[-1].content
+    assert len(result.entities) == 3
+
+
+def test_output_still_invalid_after_retries_is_recorded_and_the_load_goes_on() -> None:
+    llm = ScriptedLLM(["not json", "still not json", '{"entities": "nope"}', RONALDO])
+    batch = FullExtractor(llm).extract_many([chunk(chunk_id="d#0#0"), chunk(chunk_id="d#1#0")])
+    assert [e.chunk_id for e in batch.extractions] == ["d#1#0"]
+    assert len(batch.failures) == 1
+    failure = batch.failures[0]
+    assert isinstance(failure, ExtractionFailure) and failure.chunk_id == "d#0#0"
+    assert "no valid ExtractionResponse in 3 attempt(s)" in failure.reason
+    assert len(llm.calls) == 4
+
+
+def test_transient_errors_are_retried_then_recorded() -> None:
+    flaky = ScriptedLLM([TransientModelError("connection reset"), RONALDO])
+    assert len(FullExtractor(flaky).extract(chunk()).entities) == 3
+    down = ScriptedLLM([TransientModelError("down")] * 4)
+    batch = FullExtractor(down).extract_many([chunk()])
+    assert batch.extractions == [] and "failed on 4 attempt(s)" in batch.failures[0].reason
+
+
+def test_a_missing_model_stops_the_load() -> None:
+    llm = ScriptedLLM([ModelUnavailableError("no weights; run kag-neo4j models install")])
+    with pytest.raises(ModelUnavailableError):
+        FullExtractor(llm).extract_many([chunk()])
+
+
+def test_async_extraction_keeps_order_and_records_failures() -> None:
+    import asyncio
+
+    def respond(messages):
+        text = next(m.content for m in messages if m.role == "user")  # repairs append more messages
+        return "garbage" if "bad" in text else {"entities": [{"name": text.rsplit(" ", 1)[-1], "type": "Thing"}]}
+
+    llm = ScriptedLLM(respond, concurrency=2)
+    chunks = [chunk("Text about Alpha", "a#0#0"), chunk("bad one", "b#0#0"), chunk("Text about Gamma", "c#0#0")]
+    batch = asyncio.run(FullExtractor(llm).aextract_many(chunks))
+    assert [e.chunk_id for e in batch.extractions] == ["a#0#0", "c#0#0"]
+    assert [e.entities[0].name for e in batch.extractions] == ["Alpha", "Gamma"]
+    assert [f.chunk_id for f in batch.failures] == ["b#0#0"]
+
+
+def test_schema_constrained_output_keeps_schema_types_and_reports_the_rest(schema) -> None:
+    llm = ScriptedLLM([RONALDO])
+    result = FullExtractor(llm, schema=schema).extract(chunk())
+    types = {e.name: e.type for e in result.entities}
+    assert types["Cristiano Ronaldo"] == "Person" and types["Real Madrid"] == "Organization"
+    # "City" is not in the MuSiQue schema: generic Entity, proposed type kept, issue recorded
+    assert types["Madrid"] == "Entity"
+    madrid = next(e for e in result.entities if e.name == "Madrid")
+    assert madrid.properties["semantic_type"] == "City"
+    assert any("'City' is not in schema MuSiQue" in issue for issue in result.issues)
+    # off-schema predicates are kept as written (open facts), never relabelled
+    assert [r.predicate for r in result.relations] == ["played for", "located in"]
+    assert any("2 relation(s) kept as open facts" in issue for issue in result.issues)
+    assert result.events[0].type == "Event" and result.events[0].properties["semantic_type"] == "Transfer"
+
+
+def test_schema_check_spells_schema_names_and_moves_literal_properties(fixtures_dir: Path) -> None:
+    schema = schema_view(load_schema(fixtures_dir / "schemas" / "SupplyChain.schema"))
+    extraction = ChunkExtraction(
+        chunk_id="c#0#0",
+        entities=[
+            ExtractedEntity(name="Acme", type="企业"),  # the display name of Company
+            ExtractedEntity(name="Zed", type="person", properties={"Age": "40", "hobby": "golf"}),
+            ExtractedEntity(name="Anvil", type="Product"),
+            ExtractedEntity(name="Bob", type="Entity"),
+        ],
+        relations=[
+            ExtractedRelation(subject="Acme", predicate="经营产品", object="Anvil"),  # display name of product
+            ExtractedRelation(subject="Zed", predicate="legalRepresentative", object="Anvil"),  # wrong range
+            ExtractedRelation(subject="Zed", predicate="age", object="41"),  # a literal property
+            ExtractedRelation(subject="Acme", predicate="sues", object="Bob"),
+        ],
+    )
+    checked = schema_check(extraction, schema)
+    assert [e.type for e in checked.entities] == ["Company", "Person", "Product", "Entity"]
+    zed = checked.entities[1]
+    assert zed.properties == {"age": "40", "hobby": "golf"}  # Age spelled the schema's way; age=41 not overwriting
+    assert [(r.subject, r.predicate, r.object) for r in checked.relations] == [
+        ("Acme", "product", "Anvil"),
+        ("Zed", "legalRepresentative", "Anvil"),
+        ("Acme", "sues", "Bob"),
+    ]
+    assert checked.relations[0].subject_type == "Company" and checked.relations[0].object_type == "Product"
+    issues = "\n".join(checked.issues)
+    assert "object type Product is not Company" in issues
+    assert "properties not in schema type Person: hobby" in issues
+    assert "1 relation(s) kept as open facts (predicates not in schema: sues)" in issues
+    assert schema_check(extraction, None) is extraction
+
+
+def test_extraction_stage_normalises_and_needs_an_llm_for_full_mode() -> None:
+    from kag_neo4j.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs an LLM"):
+        Extraction(mode="full")
+    stage = Extraction(mode="full", llm=ScriptedLLM([RONALDO]))
+    batch = stage.extract_chunks([chunk()])
+    real = next(e for e in batch.extractions[0].entities if e.name == "Real Madrid")
+    assert real.properties["founded"] == "1902-03-06"
