@@ -125,6 +125,7 @@ def run_command(
                 "graph_version": version, "load": status}
         setup = {"questions": questions.sha256, "corpus": passages.sha256, "embedder": embedder.model_id,
                  "llm": llm_model.model_id if llm_model is not None and qa else None, "graph_version": version,
+                 "loaded_at": status.loaded_at,
                  "database": f"{db.connection.uri}/{db.database}", "k": k, "answer_k": answer_k}
         run = run_eval(questions, passages, chosen, context, cache_root=settings.home / "eval", setup=setup,
                        fresh=fresh, progress=RichProgress(), info=info,

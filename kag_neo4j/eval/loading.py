@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import EvalError
@@ -55,6 +55,7 @@ class LoadStatus(BaseModel):
     reused: bool
     seconds: float
     mode: BuildMode
+    loaded_at: str = Field(description="when this corpus was loaded; identifies the graph in result caches")
 
 
 def fingerprint(corpus: Corpus) -> str:
@@ -147,13 +148,14 @@ def ensure_corpus_loaded(
                 f"the load of {corpus.path} left {size - state.present} of {size} passages unwritten; "
                 "see the builder's report above and re-run (completed documents are kept)"
             )
-    db.write(
+    written = db.write(
         cypher.query("eval/write_marker"),
         marker_key=MARKER_KEY,
+        loaded=not complete,
         props={"fingerprint": fingerprint(corpus), "corpus": str(corpus.path.name), "documents": size,
                "embedder": embedder.model_id, "mode": (state.marker or {}).get("mode", mode) if complete else mode},
     )
     return LoadStatus(
         corpus=str(corpus.path), fingerprint=fingerprint(corpus), documents=size, chunks=state.chunks,
-        reused=complete, seconds=time.monotonic() - started, mode=mode,
+        reused=complete, seconds=time.monotonic() - started, mode=mode, loaded_at=str(written[0]["loaded_at"]),
     )
