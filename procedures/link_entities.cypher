@@ -20,4 +20,4 @@ WITH entity, sum(1.0 / ($rrf_k + rank)) + CASE WHEN toLower(entity.name) = toLow
 ORDER BY score DESC, entity.id ASC
 LIMIT $k
 RETURN entity.id AS id, entity.name AS name, [label IN labels(entity) WHERE label <> 'Entity'] AS types,
-       entity.description AS description, score, ranks
+       entity.description AS description, coalesce(entity.aliases, []) AS aliases, score, ranks

@@ -2,8 +2,9 @@
 // Aliases are a set union; the name and the vector are written once, when the entity is new.
 UNWIND $rows AS row
 MERGE (e:Entity {id: row.id})
-ON CREATE SET e.name = row.name, e.name_key = row.key, e.family = row.family
-SET e.aliases = reduce(acc = coalesce(e.aliases, []), a IN row.aliases |
+ON CREATE SET e.name = row.name, e.name_key = row.key, e.family = row.family, e.aliases = row.aliases,
+    e.description = row.description, e.semantic_type = row.semantic_type
+ON MATCH SET e.aliases = reduce(acc = coalesce(e.aliases, []), a IN row.aliases |
         CASE WHEN a IN acc OR a = e.name THEN acc ELSE acc + a END),
     e.description = CASE WHEN coalesce(e.description, '') = '' THEN row.description ELSE e.description END,
     e.semantic_type = coalesce(e.semantic_type, row.semantic_type)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import math
 import re
+
+import numpy as np
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -537,11 +539,39 @@ class NoLookup:
         return {}
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
+class _FamilyVectors:
+    """Unit vectors of the entities made earlier in a batch, per type family (numpy, growing)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, list[str]] = {}
+        self._rows: dict[str, np.ndarray] = {}
+
+    def add(self, family: str, node_id: str, vector: Sequence[float]) -> None:
+        unit = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(unit))
+        if norm == 0.0:
+            return
+        ids = self._ids.setdefault(family, [])
+        matrix = self._rows.get(family)
+        if matrix is None:
+            matrix = self._rows[family] = np.zeros((64, unit.shape[0]), dtype=np.float32)
+        elif len(ids) == matrix.shape[0]:
+            matrix = self._rows[family] = np.vstack([matrix, np.zeros_like(matrix)])
+        matrix[len(ids)] = unit / norm
+        ids.append(node_id)
+
+    def above(self, family: str, vector: Sequence[float], threshold: float) -> list[tuple[float, str]]:
+        """(cosine, id) of the family's vectors with cosine >= threshold, best first."""
+        ids = self._ids.get(family)
+        if not ids:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            return []
+        scores = self._rows[family][: len(ids)] @ (query / norm)
+        hits = np.nonzero(scores >= threshold - 1e-6)[0]
+        return sorted(((float(scores[i]), ids[i]) for i in hits), key=lambda hit: (-hit[0], hit[1]))
 
 
 @dataclass
@@ -626,7 +656,7 @@ class Resolver:
             graph_similar = self.lookup.similar(rows, min_cosine=self.similarity, k=self.neighbours) if rows else {}
         known: dict[str, EntityNode] = {}  # made earlier in this batch
         known_alias: dict[str, str] = {}  # "<family>:<alias key>" -> id, for entities made earlier in this batch
-        by_family: dict[str, list[str]] = {}
+        by_family = _FamilyVectors()
         for doc, doc_aliases in zip(documents, per_doc_aliases):
             stats.entity_records += doc.entity_records
             doc_new = 0
@@ -654,7 +684,8 @@ class Resolver:
                 known[node_id] = node
                 for key in own_aliases:
                     known_alias.setdefault(entity_id(node.family, key), node_id)
-                by_family.setdefault(node.family, []).append(node_id)
+                if node.embedding is not None:
+                    by_family.add(node.family, node_id, node.embedding)
                 doc_new += 1
             stats.new_entities += doc_new
             doc.merges = max(0, doc.entity_records - doc_new)
@@ -697,18 +728,16 @@ class Resolver:
 
     def _similar(
         self, node: EntityNode, vector: list[float] | None, known: dict[str, EntityNode],
-        by_family: dict[str, list[str]], graph: list[dict[str, Any]],
+        by_family: _FamilyVectors, graph: list[dict[str, Any]],
     ) -> EntityNode | None:
         if vector is None or self.similarity is None or node.family == VALUE_FAMILY:
             return None
         best: tuple[float, str, EntityNode | None, str] | None = None
-        for other_id in by_family.get(node.family, []):
+        for score, other_id in by_family.above(node.family, vector, self.similarity):
             other = known[other_id]
-            if other.embedding is None or not similar_names(node.key, other.key):
-                continue
-            score = _cosine(vector, other.embedding)
-            if score >= self.similarity and (best is None or (score, other_id) > (best[0], best[1])):
+            if similar_names(node.key, other.key):
                 best = (score, other_id, other, other.key)
+                break
         for match in graph:
             if match.get("family") != node.family or not similar_names(node.key, str(match.get("key") or "")):
                 continue

@@ -64,7 +64,21 @@ _DATE_PATTERNS: list[re.Pattern[str]] = [
 _NUMERIC_DMY = re.compile(r"(?P<a>\d{1,2})[/.\-](?P<b>\d{1,2})[/.\-](?P<year>\d{4})")
 _PREFIX = re.compile(r"^(?:on|in|since|from|c\.|ca\.|circa|about|around|约|于|在)\s*", re.IGNORECASE)
 
-_CN_DIGITS = {"〇": 0, "零": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_DIGITS = {
+    "〇": 0,
+    "零": 0,
+    "○": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _CN_NUMBER = r"[0-9〇零○一二两三四五六七八九十]+"
 _CN_DATE = re.compile(
     r"(?:公元)?(?P<year>" + _CN_NUMBER + r")\s*年"
@@ -159,14 +173,51 @@ class Quantity(BaseModel):
 
 
 _CURRENCY_SYMBOLS = {
-    "$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP",
-    "¥": "CNY", "￥": "CNY", "rmb": "CNY", "cny": "CNY", "jpy": "JPY", "hk$": "HKD", "hkd": "HKD",
-    "元": "CNY", "人民币": "CNY", "美元": "USD", "欧元": "EUR", "英镑": "GBP", "日元": "JPY", "港元": "HKD",
-    "dollars": "USD", "dollar": "USD", "euros": "EUR", "euro": "EUR", "pounds": "GBP", "yuan": "CNY",
+    "$": "USD",
+    "us$": "USD",
+    "usd": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "¥": "CNY",
+    "￥": "CNY",
+    "rmb": "CNY",
+    "cny": "CNY",
+    "jpy": "JPY",
+    "hk$": "HKD",
+    "hkd": "HKD",
+    "元": "CNY",
+    "人民币": "CNY",
+    "美元": "USD",
+    "欧元": "EUR",
+    "英镑": "GBP",
+    "日元": "JPY",
+    "港元": "HKD",
+    "dollars": "USD",
+    "dollar": "USD",
+    "euros": "EUR",
+    "euro": "EUR",
+    "pounds": "GBP",
+    "yuan": "CNY",
 }
 _SCALES = {
-    "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9,
-    "trillion": 1e12, "tn": 1e12, "千": 1e3, "万": 1e4, "十万": 1e5, "百万": 1e6, "千万": 1e7, "亿": 1e8,
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "mn": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+    "tn": 1e12,
+    "千": 1e3,
+    "万": 1e4,
+    "十万": 1e5,
+    "百万": 1e6,
+    "千万": 1e7,
+    "亿": 1e8,
     "万亿": 1e12,
 }
 _PERCENT = {"%": "%", "％": "%", "percent": "%", "per cent": "%", "pct": "%"}
@@ -220,7 +271,12 @@ def parse_quantity(text: str) -> Quantity | None:
             unit = "%"
         elif lowered in _CURRENCY_SYMBOLS and unit is None:
             unit = _CURRENCY_SYMBOLS[lowered]
-        elif unit is None and len(rest) <= 20 and not re.search(r"\d", rest) and re.fullmatch(r"[^\W\d_][\w/²³°.\- ]*", rest):
+        elif (
+            unit is None
+            and len(rest) <= 20
+            and not re.search(r"\d", rest)
+            and re.fullmatch(r"[^\W\d_][\w/²³°.\- ]*", rest)
+        ):
             unit = rest
         else:
             return None
@@ -296,7 +352,9 @@ def normalise_value(key: str, value: PropertyValue, *, dayfirst: bool = False) -
     return text, None
 
 
-def normalise_properties(properties: Mapping[str, PropertyValue], *, dayfirst: bool = False) -> dict[str, PropertyValue]:
+def normalise_properties(
+    properties: Mapping[str, PropertyValue], *, dayfirst: bool = False
+) -> dict[str, PropertyValue]:
     """Each value through :func:`normalise_value`; a unit goes to ``<key>_unit`` (if that key is free)."""
     result: dict[str, PropertyValue] = {}
     for key, value in properties.items():

@@ -52,6 +52,8 @@ from kag_neo4j.store.database import Database
 log = logging.getLogger(__name__)
 
 Mode = Literal["full", "light"]
+#: chunks per extraction group in full mode (a write transaction at least this often)
+FULL_GROUP = 16
 
 
 class ExtractionResult(BaseModel):
@@ -208,6 +210,25 @@ class _ExtractionStage:
         result.normalised = True
         return result
 
+    def extract_many(self, items: Sequence[tuple[SourceDocument, Sequence[ChunkRecord]]]) -> list[ExtractionResult]:
+        """Several documents at once: the text chunks of all of them go through one call (spaCy
+        batches them); structured documents go one by one."""
+        results: list[ExtractionResult | None] = [None] * len(items)
+        text_items = [i for i, (doc, chunks) in enumerate(items) if chunks and not (doc.records and not doc.text.strip())]
+        if text_items:
+            combined = _as_result(self.extraction.extract_chunks([c for i in text_items for c in items[i][1]]))
+            by_chunk = {e.chunk_id: e for e in combined.extractions}
+            for i in text_items:
+                ids = [c.id for c in items[i][1]]
+                results[i] = ExtractionResult(
+                    extractions=[by_chunk[c] for c in ids if c in by_chunk],
+                    failures={c: combined.failures[c] for c in ids if c in combined.failures}, normalised=True,
+                )
+        for i, (doc, chunks) in enumerate(items):
+            if results[i] is None:
+                results[i] = self(doc, chunks) if chunks else ExtractionResult(normalised=True)
+        return [r for r in results if r is not None]
+
 
 def build_extractor(
     mode: Mode,
@@ -338,10 +359,13 @@ class Pipeline:
         rows = self.db.read(query("builder/document_status"), ids=ids)
         return {row["id"]: row for row in rows}
 
-    def _extract(self, document: SourceDocument, chunks: list[ChunkRecord]) -> tuple[list[ChunkExtraction], dict[str, str]]:
-        if not chunks:
-            return [], {}
-        result = self.extractor(document, chunks)
+    def _extract_all(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> list[ExtractionResult]:
+        many = getattr(self.extractor, "extract_many", None)
+        if many is not None:
+            return list(many(items))
+        return [self.extractor(doc, chunks) if chunks else ExtractionResult() for doc, chunks in items]
+
+    def _finish_extraction(self, chunks: list[ChunkRecord], result: ExtractionResult) -> tuple[list[ChunkExtraction], dict[str, str]]:
         text_of = {chunk.id: chunk.text for chunk in chunks}
         taxonomy = self.options.taxonomy
         extractions = []
@@ -355,8 +379,8 @@ class Pipeline:
 
     def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> None:
         aligned: list[AlignedDocument] = []
-        for document, chunks in items:
-            extractions, failures = self._extract(document, chunks)
+        for (document, chunks), result in zip(items, self._extract_all(items)):
+            extractions, failures = self._finish_extraction(chunks, result)
             doc = self.aligner.align_document(document, chunks, extractions)
             doc.failed_chunks = sorted(failures)
             self.summary.extraction_failures += len(failures)
@@ -420,7 +444,9 @@ class Pipeline:
             todo.append((document, self._split(document)))
         self.summary.documents_skipped += skipped
         self._skip_progress(skipped)
-        for part in _chunk_groups(todo, self.options.batch_size):
+        # full extraction is slow (one LLM call per chunk): write small groups so a crash loses little
+        budget = self.options.batch_size if self.options.mode == "light" else min(self.options.batch_size, FULL_GROUP)
+        for part in _chunk_groups(todo, budget):
             self._process(part)
 
     def _split(self, document: SourceDocument) -> list[ChunkRecord]:

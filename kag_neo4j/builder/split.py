@@ -298,7 +298,7 @@ def record_text(record: dict[str, object]) -> str:
 
 def _record_chunks(doc: SourceDocument) -> list[ChunkRecord]:
     path = [doc.record_type] if doc.record_type else []
-    chunks = []
+    chunks: list[ChunkRecord] = []
     for number, record in enumerate(doc.records):
         text = record_text(record)
         if not text:

@@ -98,10 +98,11 @@ def _union(target: list[str], items: Sequence[str]) -> None:
 class _EntityRow:
     """One entity's row in a slice, combined over the documents of the slice that mention it."""
 
-    __slots__ = ("node", "names", "labels", "properties", "description", "semantic_type", "embedding")
+    __slots__ = ("node", "names", "labels", "properties", "description", "semantic_type", "embedding", "seen")
 
     def __init__(self, node: EntityNode) -> None:
         self.node = node
+        self.seen = {id(node)}
         self.names: list[str] = []
         self.labels: set[str] = set(node.labels)
         self.properties = dict(node.properties)
@@ -121,6 +122,27 @@ class _EntityRow:
     def add_names(self, names: Sequence[str]) -> None:
         _union(self.names, names)
 
+    def news(self, sent: dict[str, tuple[set[str], set[str]]]) -> bool:
+        """Whether this row adds anything to the node as written before (``sent`` is updated).
+
+        ``sent`` maps ids written earlier in this load to the names and labels sent for them. A
+        row for a node that exists - in the graph, or from an earlier transaction of this load -
+        and carries no new alias, label, property or description changes nothing.
+        """
+        node = self.node
+        known = sent.get(node.id)
+        if known is None:
+            sent[node.id] = ({node.name, *self.names}, set(self.labels))
+            if not node.existing:
+                return True  # the first row of a new node creates it
+            return bool(set(self.names) - {node.name} or self.labels or self.properties or self.description
+                        or self.semantic_type)
+        names, labels = known
+        new = bool(set(self.names) - names or self.labels - labels or self.properties or self.description)
+        names.update(self.names)
+        labels.update(self.labels)
+        return new
+
     def row(self) -> dict[str, Any]:
         node = self.node
         return {"id": node.id, "name": node.name, "key": node.key, "family": node.family,
@@ -132,7 +154,8 @@ def _entity(entities: dict[str, _EntityRow], node: EntityNode) -> _EntityRow:
     row = entities.get(node.id)
     if row is None:
         row = entities[node.id] = _EntityRow(node)
-    elif row.node is not node:
+    elif id(node) not in row.seen:
+        row.seen.add(id(node))
         row.merge(node)
     return row
 
@@ -140,7 +163,7 @@ def _entity(entities: dict[str, _EntityRow], node: EntityNode) -> _EntityRow:
 class SliceRows:
     """The parameter rows of one slice, grouped the way the statements need them."""
 
-    def __init__(self, part: _Slice) -> None:
+    def __init__(self, part: _Slice, sent: dict[str, tuple[set[str], set[str]]] | None = None) -> None:
         self.documents = [
             {"id": d.id, "title": d.document.title, "source": d.document.source, "sha256": d.document.sha256,
              "media_type": d.document.media_type, "chunk_count": len(d.chunks),
@@ -182,19 +205,14 @@ class SliceRows:
                     _entity(entities, doc.entities[mention.node_id]).add_names(mention.names)
                 else:
                     events.setdefault(mention.node_id, doc.events[mention.node_id])
+            # a fact's endpoints are mentioned in its chunk (the aligner guarantees it), so the
+            # mentions above already gave them rows
             for fact in doc.facts:
-                if fact.chunk_id not in chunk_ids:
-                    continue
-                for node_id, kind in ((fact.source_id, fact.source_kind), (fact.target_id, fact.target_kind)):
-                    if kind == ENTITY:
-                        _entity(entities, doc.entities[node_id])
-                    else:
-                        events.setdefault(node_id, doc.events[node_id])
-                self._add_fact(facts, fact, doc.id)
+                if fact.chunk_id in chunk_ids:
+                    self._add_fact(facts, fact, doc.id)
             for link in doc.concept_links:
                 if link.chunk_id not in chunk_ids:
                     continue
-                _entity(entities, doc.entities[link.entity_id])
                 row = links.setdefault((link.entity_id, link.concept_id), {
                     "entity": link.entity_id, "concept": link.concept_id, "chunk_ids": [], "doc_ids": [],
                     "concept_name": doc.concepts[link.concept_id].name if link.concept_id in doc.concepts
@@ -208,6 +226,8 @@ class SliceRows:
                                                      "embedding": concept.embedding})
         self.entities: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for entity in entities.values():
+            if sent is not None and not entity.news(sent):
+                continue  # the node is in the graph already and this row would change nothing
             self.entities.setdefault(tuple(sorted(entity.labels)), []).append(entity.row())
         self.events: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for event in events.values():
@@ -217,6 +237,15 @@ class SliceRows:
                 "properties": dict(event.properties),
             })
         self.mentions = mentions
+        by_chunk: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for kind, key in ((ENTITY, "mentions"), (EVENT, "event_mentions")):
+            for mention in mentions[kind]:
+                by_chunk.setdefault(mention["chunk"], {}).setdefault(key, []).append(
+                    {"node": mention["node"], "count": mention["count"], "names": mention["names"]})
+        for chunk_row in self.chunks:
+            nested = by_chunk.get(chunk_row["id"], {})
+            chunk_row["mentions"] = nested.get("mentions", [])
+            chunk_row["event_mentions"] = nested.get("event_mentions", [])
         self.facts: dict[tuple[str | None, str, str], list[dict[str, Any]]] = {}
         for (rel_type, source_kind, target_kind, _s, _p, _o), row in facts.items():
             self.facts.setdefault((rel_type, source_kind, target_kind), []).append(row)
@@ -254,20 +283,18 @@ def _run(tx: ManagedTransaction, cypher: str, **params: Any) -> None:
 
 
 def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
-    """Run every statement of one slice inside ``tx`` (order matters: nodes before edges)."""
+    """Run every statement of one slice inside ``tx`` (order matters: nodes before the edges
+    between them; chunks carry their ``MENTIONED_IN`` edges, so entities come first)."""
     if rows.documents:
         _run(tx, query("builder/merge_documents"), rows=rows.documents)
-    if rows.chunks:
-        _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
-    if rows.next:
-        _run(tx, query("builder/merge_next"), rows=rows.next)
     for labels, entity_rows in sorted(rows.entities.items()):
         _run(tx, render("builder/merge_entities", labels=list(labels)), rows=entity_rows)
     for labels, event_rows in sorted(rows.events.items()):
         _run(tx, render("builder/merge_events", labels=list(labels)), rows=event_rows)
-    for kind, mention_rows in rows.mentions.items():
-        if mention_rows:
-            _run(tx, render("builder/merge_mentions", kind=_LABEL_OF_KIND[kind]), rows=mention_rows)
+    if rows.chunks:  # with the MENTIONED_IN edges of each chunk
+        _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
+    if rows.next:
+        _run(tx, query("builder/merge_next"), rows=rows.next)
     for (rel_type, source_kind, target_kind), fact_rows in sorted(rows.facts.items(), key=lambda item: str(item[0])):
         source, target = _LABEL_OF_KIND[source_kind], _LABEL_OF_KIND[target_kind]
         if rel_type is None:
@@ -303,13 +330,15 @@ class GraphWriter:
         self.batch_size = batch_size
         self.after_slice = after_slice
         self.stats = WriteStats()
+        #: entity id -> names and labels already written in this load (rows that add nothing are skipped)
+        self._sent: dict[str, tuple[set[str], set[str]]] = {}
 
     def write(self, documents: Sequence[AlignedDocument]) -> WriteStats:
         import time
 
         total = WriteStats()
         for part in slices(documents, self.batch_size):
-            rows = SliceRows(part)
+            rows = SliceRows(part, self._sent)
             began = time.perf_counter()
             self.db.write_tx(lambda tx, rows=rows: write_rows(tx, rows))
             stats = rows.stats()

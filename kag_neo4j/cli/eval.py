@@ -9,10 +9,16 @@ The lead wires it with ``register(app)``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.progress import Progress as RichProgressBar
 
 from kag_neo4j.cli.common import console, err_console, reports_errors, settings_from
@@ -79,8 +85,13 @@ def run_command(
     k: int,
     answer_k: int,
 ) -> None:
-    from kag_neo4j.eval.datasets import load_corpus, load_questions, missing_gold, resolve_dataset
-    from kag_neo4j.eval.loading import ensure_corpus_loaded
+    from kag_neo4j.eval.datasets import (
+        load_corpus,
+        load_questions,
+        missing_gold,
+        resolve_dataset,
+    )
+    from kag_neo4j.eval.loading import BuildMode, ensure_corpus_loaded
     from kag_neo4j.eval.methods import MethodContext, build_methods, parse_methods
     from kag_neo4j.eval.report import rich_table, write_reports
     from kag_neo4j.eval.runner import run_eval
@@ -92,6 +103,7 @@ def run_command(
 
     if build not in ("light", "full"):
         raise EvalError(f"--build must be light or full, got {build!r}")
+    mode: BuildMode = "full" if build == "full" else "light"
     qa = qa or llm is not None
     settings = _settings(ctx, llm)
     names = parse_methods(methods, qa=qa)
@@ -110,7 +122,7 @@ def run_command(
     llm_model = build_llm(settings, usage=usage) if qa or build == "full" else None
     with Database.connect(settings) as db:
         migrations.migrate(db, embedding_dimension=embedder.dimension)
-        status = ensure_corpus_loaded(db, passages, settings=settings, embedder=embedder, llm=llm_model, mode=build,
+        status = ensure_corpus_loaded(db, passages, settings=settings, embedder=embedder, llm=llm_model, mode=mode,
                                       replace=replace, log=lambda m: err_console.print(m, highlight=False))
         console.print(
             f"knowledge base: {'reused' if status.reused else 'loaded'} {status.documents} passages, "
@@ -149,26 +161,33 @@ def register(app: typer.Typer) -> None:
     @reports_errors
     def eval_command(
         ctx: typer.Context,
-        dataset: str = typer.Argument(
-            ..., help="musique, hotpotqa or 2wiki (from --data-dir), a dataset folder, or a question file with --corpus."),
-        corpus: Path = typer.Option(None, "--corpus", help="Passages of a question file: [{title, text}] or {title: [sentences]}."),
-        limit: int = typer.Option(None, "--limit", "-n", help="Evaluate the first N questions."),
-        methods: str = typer.Option(
-            None, "--methods", "-m",
+        dataset: Annotated[str, typer.Argument(
+            help="musique, hotpotqa or 2wiki (from --data-dir), a dataset folder, or a question file with --corpus.",
+            show_default=False)],
+        corpus: Annotated[Path | None, typer.Option(
+            "--corpus", help="Passages of a question file: [{title, text}] or {title: [sentences]}.")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", "-n", help="Evaluate the first N questions.")] = None,
+        methods: Annotated[str | None, typer.Option(
+            "--methods", "-m",
             help="Comma-separated: dense, fulltext, dense+ppr, ours, graphrag-vector, graphrag-hybrid, naive "
-                 "(default: every retrieval method, plus naive with --qa)."),
-        qa: bool = typer.Option(False, "--qa/--no-qa", help="Also answer the questions with the LLM (EM / F1)."),
-        llm: str = typer.Option(None, "--llm", help="The LLM for QA: provider:model (llamacpp:..., openai:..., "
-                                                    "scripted:file.json) or a model name; implies --qa."),
-        data_dir: Path = typer.Option(None, "--data-dir", envvar="KAG_BENCHMARKS_DIR",
-                                      help="Benchmarks folder (default ../shared/benchmarks when it exists)."),
-        out: Path = typer.Option(None, "--out", help="Where report.md, results.json and chart.png go "
-                                                     "(default eval-results/<dataset>)."),
-        fresh: bool = typer.Option(False, "--fresh", help="Ignore cached per-question results."),
-        replace: bool = typer.Option(False, "--replace", help="Empty the database when it holds another corpus."),
-        build: str = typer.Option("light", "--build", help="How a missing corpus is loaded: light (no LLM) or full."),
-        k: int = typer.Option(10, "--k", min=5, help="Chunks retrieved per question (recall@2/@5 read the first)."),
-        answer_k: int = typer.Option(5, "--answer-k", min=1, help="Passages NaiveRAG gives the LLM."),
+                 "(default: every retrieval method, plus naive with --qa).")] = None,
+        qa: Annotated[bool, typer.Option("--qa/--no-qa", help="Also answer the questions with the LLM (EM / F1).")] = False,
+        llm: Annotated[str | None, typer.Option(
+            "--llm", help="The LLM for QA: provider:model (llamacpp:..., openai:..., scripted:file.json) or a model "
+                          "name; implies --qa.")] = None,
+        data_dir: Annotated[Path | None, typer.Option(
+            "--data-dir", envvar="KAG_BENCHMARKS_DIR",
+            help="Benchmarks folder (default ../shared/benchmarks when it exists).")] = None,
+        out: Annotated[Path | None, typer.Option(
+            "--out", help="Where report.md, results.json and chart.png go (default eval-results/<dataset>).")] = None,
+        fresh: Annotated[bool, typer.Option("--fresh", help="Ignore cached per-question results.")] = False,
+        replace: Annotated[bool, typer.Option(
+            "--replace", help="Empty the database when it holds another corpus, and load this one.")] = False,
+        build: Annotated[str, typer.Option(
+            "--build", help="How a missing corpus is loaded: light (no LLM) or full.")] = "light",
+        k: Annotated[int, typer.Option(
+            "--k", min=5, help="Chunks retrieved per question (recall@2/@5 read the first distinct passages).")] = 10,
+        answer_k: Annotated[int, typer.Option("--answer-k", min=1, help="Passages NaiveRAG gives the LLM.")] = 5,
     ) -> None:
         """Compare retrieval (Recall@2/@5) and QA (EM/F1, LLM calls, tokens, latency) methods."""
         run_command(ctx, dataset, corpus, limit, methods, qa, llm, data_dir, out, fresh, replace, build, k, answer_k)

@@ -181,8 +181,10 @@ def _read_records(path: Path) -> list[dict[str, Any]]:
                 f"question file {path} is neither JSON nor JSON lines ({exc.msg} at line {exc.lineno}); fix the file"
             ) from exc
     if isinstance(value, dict):
+        if "question" in value:  # a file of one record (or JSON lines with one line)
+            value = [value]
         for key in _WRAPPERS:
-            if isinstance(value.get(key), list):
+            if isinstance(value, dict) and isinstance(value.get(key), list):
                 value = value[key]
                 break
     if not isinstance(value, list) or not value:

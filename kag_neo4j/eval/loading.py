@@ -126,13 +126,12 @@ def ensure_corpus_loaded(
     foreign = state.documents - state.present
     if not replace and problem is None and foreign > 0:
         problem = f"{foreign} document(s) that are not passages of {corpus.path.name}"
-    if problem is not None:
-        if not replace:
-            raise EvalError(
-                f"database {db.database!r} at {db.connection.uri} holds {problem}. An evaluation needs its corpus "
-                "alone in the knowledge base: re-run with --replace to empty it and load this corpus, or use "
-                "another database (--database) or local server instance (KAG_SERVER_NAME=eval-<name>)"
-            )
+    if problem is not None and not replace:
+        raise EvalError(
+            f"database {db.database!r} at {db.connection.uri} holds {problem}. An evaluation needs its corpus "
+            "alone in the knowledge base: re-run with --replace to empty it and load this corpus, or use "
+            "another database (--database) or local server instance (KAG_SERVER_NAME=eval-<name>)"
+        )
     if replace and (problem is not None or foreign > 0 or state.present < size):
         if state.documents:
             say(f"emptying database {db.database!r} ({state.documents} documents) for {corpus.path.name}")

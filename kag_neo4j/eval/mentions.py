@@ -22,7 +22,7 @@ __all__ = ["capitalised_mentions", "question_mentions"]
 _TOKEN = re.compile(r"[\w][\w'’.\-]*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s$")
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,80})[\"“”«»]")
-_CONNECTORS = {"of", "the", "de", "la", "le", "von", "van", "der", "del", "da", "di", "and", "&", "for", "on", "in", "du"}
+_CONNECTORS = {"of", "the", "de", "la", "le", "von", "van", "der", "del", "da", "di", "du", "and", "&"}
 _QUESTION_WORDS = {
     "who", "whom", "whose", "what", "which", "when", "where", "why", "how", "is", "are", "was", "were",
     "do", "does", "did", "in", "on", "at", "the", "a", "an", "of", "for", "from", "by", "to", "and",
@@ -31,9 +31,14 @@ _QUESTION_WORDS = {
 }
 
 
-def _is_capitalised(token: str) -> bool:
-    head = token[0]
-    return head.isupper() or head.isdigit()
+def _starts_or_continues(token: str, lowered: str, index: int, run: list[str]) -> bool:
+    """A capitalised word (not a question word opening the run), a number right after a name
+    (``BWV 1033``), or a connector inside a run."""
+    if token[0].isdigit():
+        return bool(run) and run[-1].casefold() not in _CONNECTORS
+    if token[0].isupper() and not (lowered in _QUESTION_WORDS and (index == 0 or not run)):
+        return True
+    return bool(run) and lowered in _CONNECTORS
 
 
 def capitalised_mentions(text: str) -> list[str]:
@@ -64,18 +69,21 @@ def capitalised_mentions(text: str) -> list[str]:
 
     previous_end = 0
     for index, match in enumerate(_TOKEN.finditer(text)):
-        token = match.group(0).rstrip(".")
+        raw = match.group(0)
+        token = raw.rstrip(".")
+        # a full stop ends the sentence, unless it ends an initial (G.) or an abbreviation (U.S.)
+        sentence_end = raw.endswith(".") and len(token) > 1 and "." not in token
         if text[previous_end : match.start()].strip():
             close()  # punctuation between the words
         previous_end = match.end()
         lowered = token.casefold()
         if not token:
             close()
-        elif _is_capitalised(token) and not (lowered in _QUESTION_WORDS and (index == 0 or not run)):
-            run.append(token)
-        elif run and lowered in _CONNECTORS:
+        elif _starts_or_continues(token, lowered, index, run):
             run.append(token)
         else:
+            close()
+        if sentence_end:
             close()
     close()
     unique: list[str] = []
@@ -95,7 +103,7 @@ def _light_ner() -> Callable[[str], list[str]] | None:
         records = importlib.import_module("kag_neo4j.builder.records")
     except ImportError:
         return None
-    literal_types = getattr(light, "LITERAL_TYPES", frozenset())
+    literal_types: frozenset[str] = getattr(light, "LITERAL_TYPES", frozenset())
 
     def extract(question: str) -> list[str]:
         global _extractor

@@ -43,7 +43,12 @@ from kag_neo4j.prompts.naive_answer import (
     parse_naive_answer,
 )
 from kag_neo4j.solver.linking import link_entity
-from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, hybrid_retrieve, lucene_query
+from kag_neo4j.solver.retrieval import (
+    RECIPES,
+    RetrievalConfig,
+    hybrid_retrieve,
+    lucene_query,
+)
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 
@@ -54,8 +59,8 @@ __all__ = [
     "EvalMethod",
     "MethodContext",
     "QAOutput",
-    "Retrieved",
     "RetrievalOutput",
+    "Retrieved",
     "available_methods",
     "build_methods",
 ]

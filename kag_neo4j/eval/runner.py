@@ -30,6 +30,8 @@ from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
 
+#: part of every cache key: bump it when a change to the harness changes results
+HARNESS_VERSION = 1
 #: recall@k reported (the published tables use 2 and 5)
 K_VALUES: tuple[int, ...] = (2, 5)
 #: a method whose first attempts all fail stops the run (a systematic error, not a bad question)
@@ -151,7 +153,8 @@ def cache_key(parts: dict[str, Any]) -> str:
 
 def cache_path(root: Path, dataset: str, method: EvalMethod, setup: dict[str, Any]) -> Path:
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in method.name)
-    key = cache_key({**setup, "method": method.name, "config": method.config, "answers": method.answer is not None})
+    key = cache_key({**setup, "method": method.name, "config": method.config, "answers": method.answer is not None,
+                     "harness": HARNESS_VERSION})
     return root / dataset / f"{safe}-{key}.jsonl"
 
 
@@ -295,8 +298,8 @@ def run_eval(
             if method.retrieve is not None and any(q.id not in done[method.name] for q in pending):
                 try:
                     method.retrieve(pending[0].question)
-                except Exception:  # noqa: BLE001 - the timed call reports it
-                    pass
+                except Exception as exc:  # noqa: BLE001 - the timed call reports it again
+                    say(f"{method.name}: warm-up failed ({type(exc).__name__}: {exc})")
     progress.start(len(methods) * len(questions.questions), resumed)
     failures: dict[str, int] = {m.name: 0 for m in methods}
     successes: dict[str, int] = {m.name: len(done[m.name]) for m in methods}

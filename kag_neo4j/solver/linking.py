@@ -20,6 +20,7 @@ class LinkedEntity(BaseModel):
     name: str
     types: list[str] = []
     description: str | None = None
+    aliases: list[str] = []
     score: float
     via: str = "entity"
 

@@ -140,7 +140,8 @@ def test_every_retrieval_method_runs_on_the_same_graph(loaded: Database, embedde
         assert dense[:5] == peer[:5], "our dense Cypher and neo4j-graphrag's VectorRetriever read the same index"
         assert all(r.unit for r in by[("ours", qid)].retrieved), "every retrieved document maps to a corpus passage"
     ours_q1 = by[("ours", "2hop__q1")]
-    assert "Harrow Valley Rail" in ours_q1.details["mentions"] and "harrow-valley-rail" in ours_q1.details["seeds"]
+    assert any("Harrow Valley Rail" in mention for mention in ours_q1.details["mentions"])
+    assert "harrow-valley-rail" in ours_q1.details["seeds"], "the mention is linked to the entity"
     assert ours_q1.recall["5"] == 1.0, "both gold passages mention the linked Harrow Valley Rail / Ada Pembroke"
 
 
@@ -209,7 +210,7 @@ def test_naive_rag_answers_with_the_llm_and_counts_its_use(
     assert all(row.llm_calls == 1 and row.prompt_tokens > 0 for row in naive.values())
     assert len(naive["2hop__q1"].cited_chunk_ids) == 1 and len(naive["2hop__q2"].cited_chunk_ids) == 3
     prompt = llm.calls[0].messages[-1].content
-    assert prompt.count("\n[") + prompt.startswith("[") <= 3 + 1 and "[3]" in prompt and "[4]" not in prompt
+    assert "[3]" in prompt and "[4]" not in prompt, "answer_k=3 passages go to the LLM"
     summary = {m.method: m for m in run.methods}
     assert summary["naive"].em == pytest.approx(2 / 3) and summary["naive"].llm_calls == 1.0
     ours = summary["ours"]

@@ -64,9 +64,7 @@ class ChunkExtractionError(KagError):
         super().__init__(f"chunk {chunk_id}: {reason}")
 
 
-def response_to_extraction(
-    chunk_id: str, response: ExtractionResponse, *, mode: str = "full"
-) -> ChunkExtraction:
+def response_to_extraction(chunk_id: str, response: ExtractionResponse, *, mode: str = "full") -> ChunkExtraction:
     """Turn the model's answer into a :class:`ChunkExtraction`; unnamed items are dropped and
     reported, relation endpoints get the types of the entities they name."""
     issues: list[str] = []
@@ -87,23 +85,25 @@ def response_to_extraction(
         )
     types = {entity.name.casefold(): entity.type for entity in entities}
     events: list[ExtractedEvent] = []
-    for item in response.events:
-        name = item.name.strip()
+    for event_item in response.events:
+        name = event_item.name.strip()
         if not name:
             issues.append("dropped an event without a name")
             continue
         events.append(
             ExtractedEvent(
                 name=name,
-                type=item.type.strip() or "Event",
-                description=item.description.strip(),
-                roles={role.strip(): value.strip() for role, value in item.roles.items() if role.strip() and value.strip()},
-                properties=dict(item.properties),
+                type=event_item.type.strip() or "Event",
+                description=event_item.description.strip(),
+                roles={
+                    role.strip(): value.strip() for role, value in event_item.roles.items() if role.strip() and value.strip()
+                },
+                properties=dict(event_item.properties),
             )
         )
     relations: list[ExtractedRelation] = []
-    for item in response.relations:
-        subject, predicate, obj = item.subject.strip(), item.predicate.strip(), item.object.strip()
+    for relation_item in response.relations:
+        subject, predicate, obj = relation_item.subject.strip(), relation_item.predicate.strip(), relation_item.object.strip()
         if not (subject and predicate and obj):
             issues.append(f"dropped an incomplete relation ({subject!r}, {predicate!r}, {obj!r})")
             continue
@@ -114,7 +114,7 @@ def response_to_extraction(
                 object=obj,
                 subject_type=types.get(subject.casefold()),
                 object_type=types.get(obj.casefold()),
-                properties=dict(item.properties),
+                properties=dict(relation_item.properties),
             )
         )
     return ChunkExtraction(
@@ -190,13 +190,16 @@ class FullExtractor:
         """Every chunk in order; failures are recorded, not raised."""
         batch = ExtractionBatch()
         for chunk in chunks:
+            result: ChunkExtraction | ExtractionFailure
             try:
-                result: ChunkExtraction | ExtractionFailure = self.extract(chunk)
-                batch.extractions.append(result)
+                extraction = self.extract(chunk)
+                batch.extractions.append(extraction)
+                result = extraction
             except ChunkExtractionError as exc:
                 log.warning("extraction failed for chunk %s: %s", chunk.id, exc.reason)
-                result = ExtractionFailure(chunk_id=chunk.id, reason=exc.reason)
-                batch.failures.append(result)
+                failure = ExtractionFailure(chunk_id=chunk.id, reason=exc.reason)
+                batch.failures.append(failure)
+                result = failure
             if on_result is not None:
                 on_result(chunk.id, result)
         return batch

@@ -226,7 +226,9 @@ def _english(chunk_id: str, doc: Any, type_of: dict[str, str]) -> ChunkExtractio
             for span_b, b in pairs[i + 1 :]:
                 predicate, is_verb = _predicate(sentence, span_b)
                 between = is_verb and span_a.end <= root.i < span_b.start
-                builder.relation(a, predicate, b, CONFIDENCE_VERB_BETWEEN if between else CONFIDENCE_COOCCUR, properties)
+                builder.relation(
+                    a, predicate, b, CONFIDENCE_VERB_BETWEEN if between else CONFIDENCE_COOCCUR, properties
+                )
         if things and literal_entities:
             subject_span, subject = next(
                 ((s, e) for s, e in things if s.root.dep_ in ("nsubj", "nsubjpass")), things[0]
@@ -249,7 +251,9 @@ def _jiagu_spans(words: list[str], tags: list[str]) -> list[tuple[int, int, str]
     """``(start word, end word, label)`` of the B-/I- runs jiagu tagged."""
     spans: list[tuple[int, int, str]] = []
     for index, tag in enumerate(tags):
-        if tag.startswith("B-") or (tag.startswith("I-") and not (spans and spans[-1][1] == index and spans[-1][2] == tag[2:])):
+        if tag.startswith("B-") or (
+            tag.startswith("I-") and not (spans and spans[-1][1] == index and spans[-1][2] == tag[2:])
+        ):
             spans.append((index, index + 1, tag[2:]))
         elif tag.startswith("I-") and spans:
             start, _, label = spans[-1]
@@ -294,7 +298,7 @@ def _chinese(chunk_id: str, text: str, type_of: dict[str, str]) -> ChunkExtracti
             verbs = [(offset, word) for offset, word in verbs if len(word) > 1]  # 成立 over 至
         properties = _literal_properties(literals)
         pairs = sorted(things, key=lambda item: item[0])[:MAX_PAIR_ENTITIES]
-        for i, (start_a, end_a, a) in enumerate(pairs):
+        for i, (_start_a, end_a, a) in enumerate(pairs):
             for start_b, _end_b, b in pairs[i + 1 :]:
                 between = [word for offset, word in verbs if end_a <= offset < start_b]
                 if between:
@@ -319,7 +323,9 @@ def _chinese(chunk_id: str, text: str, type_of: dict[str, str]) -> ChunkExtracti
             head, relation, tail = (str(part) for part in triple)
             tail_type = "Date" if _ZH_DATE.fullmatch(tail) else "Entity"
             head_entity = builder.entities.get(name_key(head)) or builder.entity(head, "Entity")
-            tail_entity = builder.entities.get(name_key(tail)) or builder.entity(tail, type_of.get(tail_type, tail_type))
+            tail_entity = builder.entities.get(name_key(tail)) or builder.entity(
+                tail, type_of.get(tail_type, tail_type)
+            )
             if head_entity is not None and tail_entity is not None:
                 builder.relation(head_entity, relation, tail_entity, CONFIDENCE_JIAGU_KNOWLEDGE)
     return builder.build()

@@ -35,7 +35,9 @@ SEMANTIC_TYPE = "semantic_type"
 _GENERIC = frozenset({"entity", "thing", "other", "others", "unknown", "实体", "其他"})
 
 
-def _check_properties(owner: str, type_name: str, properties: dict[str, PropertyValue], schema: SchemaView, issues: list[str]) -> dict[str, PropertyValue]:
+def _check_properties(
+    owner: str, type_name: str, properties: dict[str, PropertyValue], schema: SchemaView, issues: list[str]
+) -> dict[str, PropertyValue]:
     result: dict[str, PropertyValue] = {}
     unknown = []
     for key, value in properties.items():
@@ -114,7 +116,9 @@ def schema_check(extraction: ChunkExtraction, schema: SchemaView | None) -> Chun
     for relation in extraction.relations:
         subject = by_key.get(name_key(relation.subject))
         obj = by_key.get(name_key(relation.object))
-        subject_type = schema.resolve_type(relation.subject_type) or (subject.type if subject else relation.subject_type)
+        subject_type = schema.resolve_type(relation.subject_type) or (
+            subject.type if subject else relation.subject_type
+        )
         object_type = schema.resolve_type(relation.object_type) or (obj.type if obj else relation.object_type)
         update: dict[str, object] = {"subject_type": subject_type, "object_type": object_type}
         if subject_type in schema.types:
@@ -142,4 +146,6 @@ def schema_check(extraction: ChunkExtraction, schema: SchemaView | None) -> Chun
     if open_predicates:
         shown = ", ".join(dict.fromkeys(open_predicates))
         issues.append(f"{len(open_predicates)} relation(s) kept as open facts (predicates not in schema: {shown})")
-    return extraction.model_copy(update={"entities": entities, "events": events, "relations": relations, "issues": issues})
+    return extraction.model_copy(
+        update={"entities": entities, "events": events, "relations": relations, "issues": issues}
+    )

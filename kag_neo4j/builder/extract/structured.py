@@ -45,8 +45,13 @@ DESCRIPTION_COLUMNS = ("desc", "description")
 ALIAS_COLUMNS = ("alias", "aliases", "synonyms")
 TYPE_COLUMNS = ("label", "type")
 EDGE_COLUMNS = (
-    ("srcid", "dstid"), ("src", "dst"), ("from", "to"), ("source", "target"), ("head", "tail"),
-    ("subject", "object"), ("start", "end"),
+    ("srcid", "dstid"),
+    ("src", "dst"),
+    ("from", "to"),
+    ("source", "target"),
+    ("head", "tail"),
+    ("subject", "object"),
+    ("start", "end"),
 )
 _STEM_EDGE = re.compile(r"^([^\W\d_]\w*?)_([^\W\d_]\w*?)_([^\W\d_]\w*)$")
 _SPLIT = re.compile(r"\s*[,，;；、]\s*")
@@ -141,7 +146,9 @@ def _shape(doc: SourceDocument) -> str:
     if {"s", "p", "o"} <= lowered:
         return "spo"
     edge = _edge_columns(columns)
-    if edge is not None and (_STEM_EDGE.match(doc.record_type or "") or _column(columns, TYPE_COLUMNS) or not _column(columns, ID_COLUMNS)):
+    if edge is not None and (
+        _STEM_EDGE.match(doc.record_type or "") or _column(columns, TYPE_COLUMNS) or not _column(columns, ID_COLUMNS)
+    ):
         return "edges"
     return "nodes"
 
@@ -160,7 +167,9 @@ def _chunk_ids(doc: SourceDocument, chunks: Sequence[ChunkRecord] | None) -> dic
     return {number: f"{doc.id}#{number}#0" for number, record in enumerate(doc.records) if record_text(record)}
 
 
-def _node_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str]) -> list[ChunkExtraction]:
+def _node_rows(
+    doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str]
+) -> list[ChunkExtraction]:
     columns = _columns(doc.records)
     id_column = _column(columns, ID_COLUMNS)
     name_column = _column(columns, NAME_COLUMNS)
@@ -208,7 +217,11 @@ def _node_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordInde
                             object_id=reference,
                         )
                     )
-                    targets.append(ExtractedEntity(name=target_name, type=relation.target, id=reference if reference != target_name else None))
+                    targets.append(
+                        ExtractedEntity(
+                            name=target_name, type=relation.target, id=reference if reference != target_name else None
+                        )
+                    )
                 continue
             scalar = _scalar(value)
             if scalar is None:
@@ -229,11 +242,11 @@ def _node_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordInde
         unique_targets = list({(t.type, t.name): t for t in targets if t.name != name}.values())
         if schema is not None and schema_type and schema.types[schema_type].kind == "event":
             roles: dict[str, str] = {}
-            for relation in relations:
-                if relation.predicate in roles:
-                    issues.append(f"event {name!r}: role {relation.predicate} has several values; kept the first")
+            for fact in relations:
+                if fact.predicate in roles:
+                    issues.append(f"event {name!r}: role {fact.predicate} has several values; kept the first")
                     continue
-                roles[relation.predicate] = relation.object
+                roles[fact.predicate] = fact.object
             event = ExtractedEvent(
                 name=name,
                 type=schema_type,
@@ -242,22 +255,31 @@ def _node_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordInde
                 properties={**properties, **({"id": record_id} if record_id else {})},
             )
             results.append(
-                ChunkExtraction(chunk_id=chunk_id, entities=unique_targets, events=[event], mode="structured", issues=issues)
+                ChunkExtraction(
+                    chunk_id=chunk_id, entities=unique_targets, events=[event], mode="structured", issues=issues
+                )
             )
             continue
         results.append(
             ChunkExtraction(
-                chunk_id=chunk_id, entities=[entity, *unique_targets], relations=relations, mode="structured", issues=issues
+                chunk_id=chunk_id,
+                entities=[entity, *unique_targets],
+                relations=relations,
+                mode="structured",
+                issues=issues,
             )
         )
     return results
 
 
-def _edge_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str], spo: bool) -> list[ChunkExtraction]:
+def _edge_rows(
+    doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str], spo: bool
+) -> list[ChunkExtraction]:
     columns = _columns(doc.records)
     if spo:
         lowered = {column.casefold(): column for column in columns}
-        source_column, target_column, predicate_column = lowered["s"], lowered["o"], lowered["p"]
+        source_column, target_column = lowered["s"], lowered["o"]
+        predicate_column: str | None = lowered["p"]
     else:
         source_column, target_column = _edge_columns(columns) or ("", "")
         predicate_column = _column(columns, TYPE_COLUMNS)
@@ -265,7 +287,9 @@ def _edge_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordInde
     to_type_column = _column(columns, ("totype", "dsttype", "targettype", "objecttype"))
     id_column = _column(columns, ("id",)) if not spo else None
     stem = _STEM_EDGE.match(doc.record_type or "")
-    special = {c for c in (source_column, target_column, predicate_column, from_type_column, to_type_column, id_column) if c}
+    special = {
+        c for c in (source_column, target_column, predicate_column, from_type_column, to_type_column, id_column) if c
+    }
     results = []
     for number, row in enumerate(doc.records):
         chunk_id = chunk_ids.get(number)
@@ -322,7 +346,9 @@ def _edge_rows(doc: SourceDocument, schema: SchemaView | None, index: RecordInde
             confidence=float(confidence),
         )
         results.append(
-            ChunkExtraction(chunk_id=chunk_id, entities=entities, relations=[relation], mode="structured", issues=issues)
+            ChunkExtraction(
+                chunk_id=chunk_id, entities=entities, relations=[relation], mode="structured", issues=issues
+            )
         )
     return results
 

@@ -137,7 +137,9 @@ def reader_for(path: Path) -> Reader:
     return _sniff(path)
 
 
-def read_file(path: Path | str, *, options: ReadOptions | None = None, id_key: str | None = None, report: ReadReport | None = None) -> list[SourceDocument]:
+def read_file(
+    path: Path | str, *, options: ReadOptions | None = None, id_key: str | None = None, report: ReadReport | None = None
+) -> list[SourceDocument]:
     """All documents of one file. Raises :class:`ReadError` (or records it in ``report``)."""
     file = Path(path)
     ctx = ReadContext(options, id_key=id_key)
@@ -209,7 +211,9 @@ def read_path(
     yield from read_file(root, options=opts, report=report)
 
 
-def read_paths(paths: Iterable[Path | str], *, options: ReadOptions | None = None, report: ReadReport | None = None) -> Iterator[SourceDocument]:
+def read_paths(
+    paths: Iterable[Path | str], *, options: ReadOptions | None = None, report: ReadReport | None = None
+) -> Iterator[SourceDocument]:
     """:func:`read_path` over several paths; document ids must stay unique across them."""
     seen: dict[str, str] = {}
     for path in paths:

@@ -120,9 +120,13 @@ def decode_bytes(data: bytes, path: Path | str) -> Decoded:
         if non_ascii and sum(1 for ch in non_ascii if _CJK.match(ch)) / len(non_ascii) > 0.8:
             return Decoded(text=text, encoding="gb18030", warnings=[f"not UTF-8; decoded as GB18030 ({fix})"])
     try:
-        return Decoded(text=data.decode("cp1252"), encoding="cp1252", warnings=[f"not UTF-8; decoded as CP1252 ({fix})"])
+        return Decoded(
+            text=data.decode("cp1252"), encoding="cp1252", warnings=[f"not UTF-8; decoded as CP1252 ({fix})"]
+        )
     except UnicodeDecodeError:
-        return Decoded(text=data.decode("latin-1"), encoding="latin-1", warnings=[f"not UTF-8; decoded as Latin-1 ({fix})"])
+        return Decoded(
+            text=data.decode("latin-1"), encoding="latin-1", warnings=[f"not UTF-8; decoded as Latin-1 ({fix})"]
+        )
 
 
 def read_bytes(path: Path) -> bytes:

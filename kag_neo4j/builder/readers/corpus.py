@@ -133,7 +133,9 @@ class _PassageBuilder:
         )
 
 
-def _passages_from_hotpot(path: Path, ctx: ReadContext, value: dict[str, Any], meta: dict[str, Any]) -> list[SourceDocument]:
+def _passages_from_hotpot(
+    path: Path, ctx: ReadContext, value: dict[str, Any], meta: dict[str, Any]
+) -> list[SourceDocument]:
     builder = _PassageBuilder(path, ctx, meta)
     for index, (title, body) in enumerate(value.items()):
         text = join_sentences(body) if isinstance(body, list) else body
@@ -142,7 +144,9 @@ def _passages_from_hotpot(path: Path, ctx: ReadContext, value: dict[str, Any], m
     return builder.documents
 
 
-def _passages_from_list(path: Path, ctx: ReadContext, items: list[Any], meta: dict[str, Any], line_numbers: list[int] | None) -> list[SourceDocument]:
+def _passages_from_list(
+    path: Path, ctx: ReadContext, items: list[Any], meta: dict[str, Any], line_numbers: list[int] | None
+) -> list[SourceDocument]:
     builder = _PassageBuilder(path, ctx, meta)
     for index, item in enumerate(items):
         position = str(line_numbers[index] if line_numbers else index)
@@ -184,7 +188,9 @@ def _records_document(path: Path, ctx: ReadContext, items: list[Any], meta: dict
     ]
 
 
-def documents_from_json_value(path: Path, ctx: ReadContext, value: Any, meta: dict[str, Any], line_numbers: list[int] | None = None) -> list[SourceDocument]:
+def documents_from_json_value(
+    path: Path, ctx: ReadContext, value: Any, meta: dict[str, Any], line_numbers: list[int] | None = None
+) -> list[SourceDocument]:
     """Classify a parsed JSON value (see the module docstring) and build its documents."""
     if _is_hotpot(value):
         return _passages_from_hotpot(path, ctx, value, meta)
@@ -212,8 +218,9 @@ def read_json_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
         value = json.loads(decoded.text)
     except json.JSONDecodeError as exc:
         raise ReadError(
-            path, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); fix the file "
-            "(one JSON object per line belongs in a .jsonl file)"
+            path,
+            f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); fix the file "
+            "(one JSON object per line belongs in a .jsonl file)",
         ) from exc
     return documents_from_json_value(path, ctx, value, encoding_metadata(decoded))
 

@@ -14,9 +14,31 @@ from .common import ReadContext, clean_text, encoding_metadata, make_document, r
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "nav", "footer", "iframe", "object"})
 _BLOCK = frozenset(
     {
-        "p", "div", "section", "article", "main", "header", "aside", "blockquote", "pre", "ul", "ol",
-        "table", "tr", "dl", "dt", "dd", "figure", "figcaption", "form", "fieldset", "address", "hr",
-        "caption", "details", "summary",
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "aside",
+        "blockquote",
+        "pre",
+        "ul",
+        "ol",
+        "table",
+        "tr",
+        "dl",
+        "dt",
+        "dd",
+        "figure",
+        "figcaption",
+        "form",
+        "fieldset",
+        "address",
+        "hr",
+        "caption",
+        "details",
+        "summary",
     }
 )
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
@@ -126,4 +148,8 @@ def read_html_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
     metadata = encoding_metadata(decoded)
     if any(line.startswith("#") for line in text.split("\n")):
         metadata["outline"] = "markdown"
-    return [make_document(path, text=text, media_type="text/html", title=title or None, metadata=metadata, id_key=ctx.id_key)]
+    return [
+        make_document(
+            path, text=text, media_type="text/html", title=title or None, metadata=metadata, id_key=ctx.id_key
+        )
+    ]

@@ -111,7 +111,7 @@ def read_pdf_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
             headings = [(level, title) for page_no, level, title in outline if page_no == number]
             raw = _with_headings(raw, headings) if headings else raw
             pages.append(_reflow(raw))
-        title = str((reader.metadata or {}).get("/Title") or "").strip() if reader.metadata else ""
+        title = str(reader.metadata.get("/Title") or "").strip() if reader.metadata else ""
     except ReadError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError, AttributeError) as exc:
@@ -126,5 +126,7 @@ def read_pdf_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
     if outline:
         metadata["outline"] = "markdown"
     return [
-        make_document(path, text=text, media_type="application/pdf", title=title or None, metadata=metadata, id_key=ctx.id_key)
+        make_document(
+            path, text=text, media_type="application/pdf", title=title or None, metadata=metadata, id_key=ctx.id_key
+        )
     ]

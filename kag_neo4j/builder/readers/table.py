@@ -90,7 +90,9 @@ def read_csv_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
         mode = "passages" if text_column is not None else "records"
     if mode == "passages":
         if text_column is None:
-            raise ReadError(path, f"has no text column ({', '.join(TEXT_FIELDS)}) to read rows as passages; use records mode")
+            raise ReadError(
+                path, f"has no text column ({', '.join(TEXT_FIELDS)}) to read rows as passages; use records mode"
+            )
         lowered = {name.casefold(): name for name in header}
         title_column = next((lowered[name] for name in TITLE_FIELDS if name in lowered), None)
         id_column = next((lowered[name] for name in ID_FIELDS if name in lowered), None)
@@ -105,7 +107,11 @@ def read_csv_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
         return builder.documents
     if mode == "text":
         text = "\n".join(line for line in (row_text(row) for row in rows) if line)
-        return [make_document(path, text=text, media_type="text/csv", metadata={**meta, "rows": len(rows)}, id_key=ctx.id_key)]
+        return [
+            make_document(
+                path, text=text, media_type="text/csv", metadata={**meta, "rows": len(rows)}, id_key=ctx.id_key
+            )
+        ]
     return [
         make_document(
             path,

@@ -15,4 +15,6 @@ def read_text_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
     text = clean_text(decoded.text)
     if not text:
         raise ReadError(path, "has no text after decoding; remove it from the load or give it content")
-    return [make_document(path, text=text, media_type="text/plain", metadata=encoding_metadata(decoded), id_key=ctx.id_key)]
+    return [
+        make_document(path, text=text, media_type="text/plain", metadata=encoding_metadata(decoded), id_key=ctx.id_key)
+    ]

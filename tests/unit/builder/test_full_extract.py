@@ -21,17 +21,31 @@ RONALDO = {
     ],
     "events": [{"name": "Ronaldo transfer", "type": "Transfer", "roles": {"player": "Cristiano Ronaldo"}}],
     "relations": [
-        {"subject": "Cristiano Ronaldo", "predicate": "played for", "object": "Real Madrid",
-         "properties": {"start": "2009", "end": "2018"}},
+        {
+            "subject": "Cristiano Ronaldo",
+            "predicate": "played for",
+            "object": "Real Madrid",
+            "properties": {"start": "2009", "end": "2018"},
+        },
         {"head": "Real Madrid", "relation": "located in", "tail": "Madrid"},
         {"subject": "", "predicate": "x", "object": "Madrid"},
     ],
 }
 
 
-def chunk(text: str = "Cristiano Ronaldo played for Real Madrid from 2009 to 2018.", chunk_id: str = "d#0#0") -> ChunkRecord:
-    return ChunkRecord(id=chunk_id, document_id="d", text=text, title="Cristiano Ronaldo",
-                       title_path=["Career"], position=0, paragraph=0, index=0)
+def chunk(
+    text: str = "Cristiano Ronaldo played for Real Madrid from 2009 to 2018.", chunk_id: str = "d#0#0"
+) -> ChunkRecord:
+    return ChunkRecord(
+        id=chunk_id,
+        document_id="d",
+        text=text,
+        title="Cristiano Ronaldo",
+        title_path=["Career"],
+        position=0,
+        paragraph=0,
+        index=0,
+    )
 
 
 @pytest.fixture

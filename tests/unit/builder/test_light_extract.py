@@ -49,8 +49,11 @@ def test_english_entities_and_cooccurrence_relations() -> None:
 
 
 def test_english_chunks_are_batched_and_keep_their_order() -> None:
-    chunks = [chunk("Barack Obama was born in Hawaii.", "a#0#0"), chunk("Paris is in France.", "p#0#0"),
-              chunk("Apple hired Tim Cook.", "b#0#0")]
+    chunks = [
+        chunk("Barack Obama was born in Hawaii.", "a#0#0"),
+        chunk("Paris is in France.", "p#0#0"),
+        chunk("Apple hired Tim Cook.", "b#0#0"),
+    ]
     results = LightExtractor(batch_size=2).extract_many(chunks)
     assert [r.chunk_id for r in results] == ["a#0#0", "p#0#0", "b#0#0"]
     assert "Barack Obama" in {e.name for e in results[0].entities}

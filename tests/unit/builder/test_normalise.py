@@ -151,8 +151,12 @@ def test_normalise_extraction_renames_date_entities_consistently() -> None:
             ExtractedEntity(name="$3.5 million", type="Number"),
         ],
         relations=[
-            ExtractedRelation(subject="Real Madrid", predicate="founded  on", object="March 6, 1902",
-                              properties={"date": "6 March 1902"}),
+            ExtractedRelation(
+                subject="Real Madrid",
+                predicate="founded  on",
+                object="March 6, 1902",
+                properties={"date": "6 March 1902"},
+            ),
         ],
         events=[ExtractedEvent(name="Founding", roles={"time": "March 6, 1902", "org": "Real  Madrid"})],
     )

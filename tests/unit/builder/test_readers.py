@@ -106,14 +106,14 @@ def test_html_reader_keeps_headings_and_drops_scripts(docs: Path) -> None:
 
 def test_hotpotqa_corpus_gives_one_document_per_title(docs: Path) -> None:
     documents = read_file(docs / "hotpot_corpus.json")
-    assert [d.title for d in documents] == ["Demon Dice", "Lester Smith"]
-    assert documents[0].text == (
-        "Demon Dice is a collectible dice game created by Lester Smith. "
-        "In it, each player controls a demon made of 13 dice."
+    assert [d.title for d in documents] == ["Glimmer Dice", "Ona Reyes"]
+    assert (
+        documents[0].text
+        == "Glimmer Dice is a dice game designed by Ona Reyes. In it, each player builds a tower of 9 dice."
     )
     assert documents[0].source.endswith("hotpot_corpus.json#0")
     assert documents[0].metadata["sentences"] == 2
-    assert documents[0].id == stable_id("Demon Dice", documents[0].text)
+    assert documents[0].id == stable_id("Glimmer Dice", documents[0].text)
 
 
 def test_musique_corpus_disambiguates_duplicate_titles_deterministically(docs: Path) -> None:
@@ -240,7 +240,7 @@ def test_folder_read_reports_bad_files_and_completes(docs: Path) -> None:
     assert [f.path for f in report.failures] == [str(docs / "empty.txt")]
     assert {Path(s.path).name for s in report.skipped} == {"junk.bin", "junk.dat", "make_pdf.py"}
     titles = {d.title for d in documents}
-    assert {"Acme Field Guide", "Acme Annual Report", "Madrid Clubs", "Demon Dice", "Company"} <= titles
+    assert {"Acme Field Guide", "Acme Annual Report", "Madrid Clubs", "Glimmer Dice", "Company"} <= titles
     assert report.documents == len(documents)
     assert len({d.id for d in documents}) == len(documents)
 

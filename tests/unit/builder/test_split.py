@@ -98,7 +98,9 @@ def test_setext_headings_are_recognised() -> None:
 
 
 def test_sentence_splitting_handles_abbreviations_and_chinese() -> None:
-    text = "Dr. J. Smith met Mr. Jones at 5 p.m. on Monday. They talked! 皇家马德里成立于1902年。C罗效力于皇家马德里！好的"
+    text = (
+        "Dr. J. Smith met Mr. Jones at 5 p.m. on Monday. They talked! 皇家马德里成立于1902年。C罗效力于皇家马德里！好的"
+    )
     assert split_sentences(text) == [
         "Dr. J. Smith met Mr. Jones at 5 p.m. on Monday.",
         "They talked!",
@@ -127,7 +129,9 @@ def test_a_sentence_longer_than_the_limit_is_cut_at_spaces() -> None:
 
 
 def test_records_give_one_chunk_per_row() -> None:
-    doc = document("", records=[{"id": "C1", "name": "Acme"}, {"id": "", "name": None}, {"id": "C2"}], record_type="Company")
+    doc = document(
+        "", records=[{"id": "C1", "name": "Acme"}, {"id": "", "name": None}, {"id": "C2"}], record_type="Company"
+    )
     chunks = split_document(doc)
     assert [c.id for c in chunks] == ["doc#0#0", "doc#2#0"]
     assert chunks[0].text == "id: C1; name: Acme"

@@ -20,7 +20,9 @@ def supply(fixtures_dir: Path):
 
 
 def records_doc(records: list[dict], record_type: str, doc_id: str = "t") -> SourceDocument:
-    return SourceDocument(id=doc_id, title=record_type, source=f"{record_type}.csv", sha256="0", records=records, record_type=record_type)
+    return SourceDocument(
+        id=doc_id, title=record_type, source=f"{record_type}.csv", sha256="0", records=records, record_type=record_type
+    )
 
 
 def test_node_table_with_schema_gives_entities_relations_and_properties(fixtures_dir: Path, supply) -> None:
@@ -56,7 +58,11 @@ def test_edge_table_resolves_ids_to_names_and_keeps_edge_properties(fixtures_dir
     batch = stage.extract_document(edges, split_document(edges))
     first, second = batch.extractions
     relation = first.relations[0]
-    assert (relation.subject, relation.predicate, relation.object) == ("Acme Corporation", "fundTrans", "Roadrunner Ltd")
+    assert (relation.subject, relation.predicate, relation.object) == (
+        "Acme Corporation",
+        "fundTrans",
+        "Roadrunner Ltd",
+    )
     assert (relation.subject_id, relation.object_id) == ("C1", "C2")
     assert (relation.subject_type, relation.object_type) == ("Company", "Company")
     # normalised: the date to ISO, amounts to numbers
@@ -73,7 +79,14 @@ def test_edge_table_without_the_node_table_keeps_ids_as_names(fixtures_dir: Path
 
 def test_spo_table_with_json_properties_and_confidence() -> None:
     doc = records_doc(
-        [{"S": "Panic_disorder", "P": "has_symptom", "O": "Anxiety", "properties": '{"confidence": 0.8, "source": "kb"}'}],
+        [
+            {
+                "S": "Panic_disorder",
+                "P": "has_symptom",
+                "O": "Anxiety",
+                "properties": '{"confidence": 0.8, "source": "kb"}',
+            }
+        ],
         "SPO",
     )
     (result,) = structured_extract(doc)
@@ -84,17 +97,38 @@ def test_spo_table_with_json_properties_and_confidence() -> None:
 
 def test_kag_nodes_and_edges_json(tmp_path: Path) -> None:
     nodes = tmp_path / "nodes.json"
-    nodes.write_text(json.dumps([{"id": "促皮质素", "name": "促皮质素", "label": "Concept", "properties": {}}]), encoding="utf-8")
+    nodes.write_text(
+        json.dumps([{"id": "促皮质素", "name": "促皮质素", "label": "Concept", "properties": {}}]), encoding="utf-8"
+    )
     edges = tmp_path / "edges.json"
-    edges.write_text(json.dumps([{"id": "e1", "from": "促皮质素", "fromType": "Concept", "to": "激素",
-                                  "toType": "Concept", "label": "isA", "properties": {}}]), encoding="utf-8")
+    edges.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "e1",
+                    "from": "促皮质素",
+                    "fromType": "Concept",
+                    "to": "激素",
+                    "toType": "Concept",
+                    "label": "isA",
+                    "properties": {},
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
     (node_doc,) = read_file(nodes)
     (edge_doc,) = read_file(edges)
     (node,) = structured_extract(node_doc)
     assert (node.entities[0].name, node.entities[0].type) == ("促皮质素", "Concept")
     (edge,) = structured_extract(edge_doc)
     relation = edge.relations[0]
-    assert (relation.subject, relation.predicate, relation.object, relation.object_type) == ("促皮质素", "isA", "激素", "Concept")
+    assert (relation.subject, relation.predicate, relation.object, relation.object_type) == (
+        "促皮质素",
+        "isA",
+        "激素",
+        "Concept",
+    )
 
 
 def test_event_type_rows_become_events_with_roles(supply) -> None:
@@ -106,7 +140,11 @@ def test_event_type_rows_become_events_with_roles(supply) -> None:
     (event,) = result.events
     assert (event.name, event.type) == ("顺丁橡胶成本上涨", "ProductChainEvent")
     assert event.roles == {"subject": "顺丁橡胶", "index": "价格", "trend": "上涨"}
-    assert {(e.name, e.type) for e in result.entities} == {("顺丁橡胶", "Product"), ("价格", "Index"), ("上涨", "Trend")}
+    assert {(e.name, e.type) for e in result.entities} == {
+        ("顺丁橡胶", "Product"),
+        ("价格", "Index"),
+        ("上涨", "Trend"),
+    }
 
 
 def test_rows_without_id_or_name_are_reported() -> None:

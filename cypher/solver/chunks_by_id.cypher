@@ -1,0 +1,4 @@
+// Chunks by id, with their document (for citations of graph facts).
+UNWIND $chunk_ids AS chunk_id
+MATCH (chunk:Chunk {id: chunk_id})-[:PART_OF]->(document:Document)
+RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text

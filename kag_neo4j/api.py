@@ -1,0 +1,113 @@
+"""The Python API: ``KAG(...).ask(question) -> Answer``.
+
+    from kag_neo4j.api import KAG
+
+    with KAG.from_settings() as kag:                 # NEO4J_* / KAG_* settings, offline models by default
+        answer = kag.ask("How many years after X was founded did Y open?")
+        print(answer.answer, answer.citations, answer.kg_path, answer.run_id)
+
+    kag = KAG(db=db, llm=llm, embedder=embedder)     # bring your own Database, LLM and Embedder
+
+Every question-time query runs in a read transaction; the run is written afterwards, in one
+write transaction, as a ``(:KagRun)`` trace (``trace=False`` skips it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from kag_neo4j.models.base import LLM, Embedder
+from kag_neo4j.solver.results import Answer
+from kag_neo4j.solver.runtime import SolverConfig
+from kag_neo4j.solver.solve import Mode, Solver
+from kag_neo4j.solver.trace import TraceView, read_trace, write_trace
+from kag_neo4j.store.database import Database
+
+if TYPE_CHECKING:
+    from kag_neo4j.config import Settings
+
+__all__ = ["KAG", "Answer", "SolverConfig"]
+
+
+class KAG:
+    """Knowledge Augmented Generation over one Neo4j database."""
+
+    def __init__(
+        self,
+        db: Database,
+        llm: LLM,
+        embedder: Embedder,
+        *,
+        config: SolverConfig | None = None,
+        owns_db: bool = False,
+    ) -> None:
+        for name, value, kind in (("llm", llm, LLM), ("embedder", embedder, Embedder)):
+            if not isinstance(value, kind):
+                raise TypeError(
+                    f"KAG({name}=...) needs an object implementing kag_neo4j.models.{kind.__name__}, "
+                    f"got {type(value).__name__}; build one with kag_neo4j.models.build_{name}(settings)"
+                )
+        if not isinstance(db, Database):
+            raise TypeError(f"KAG(db=...) needs a kag_neo4j.store.database.Database, got {type(db).__name__}")
+        self.db = db
+        self.llm = llm
+        self.embedder = embedder
+        self.solver = Solver(db, llm, embedder, config)
+        self._owns_db = owns_db
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None, *, config: SolverConfig | None = None) -> KAG:
+        """Connect with ``settings`` (default: environment and kag.toml) and build its models.
+
+        The models load on first use. Raises :class:`~kag_neo4j.errors.IndexDimensionError`
+        when the graph's vectors do not match the configured embedder.
+        """
+        from kag_neo4j.config import load_settings
+        from kag_neo4j.models import build_embedder, build_llm, embedder_dimension
+        from kag_neo4j.store.migrations import check_vector_dimensions
+
+        settings = settings or load_settings()
+        db = Database.connect(settings)
+        try:
+            check_vector_dimensions(db, embedder_dimension(settings))
+            llm = build_llm(settings)
+            embedder = build_embedder(settings)
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, llm, embedder, config=config, owns_db=True)
+
+    @property
+    def config(self) -> SolverConfig:
+        return self.solver.config
+
+    def ask(self, question: str, *, trace: bool = True, mode: Mode = "static", language: str = "auto") -> Answer:
+        """Answer ``question`` with citations and the KG path; store the run unless ``trace=False``.
+
+        ``mode="static"`` plans the whole DAG in one call and runs independent steps concurrently;
+        ``mode="iterative"`` plans one step at a time from the results known so far.
+        """
+        answer = self.solver.solve(question, mode=mode, language=language)
+        if trace:
+            run_id = uuid.uuid4().hex
+            answer.run_id = run_id
+            write_trace(self.db, answer, run_id, model=getattr(self.llm, "model_id", None))
+        return answer
+
+    def trace(self, run_id: str) -> TraceView:
+        """A stored run (see ``kag-neo4j trace``)."""
+        return read_trace(self.db, run_id)
+
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)
+        if callable(close) and self._owns_db:
+            close()
+        if self._owns_db:
+            self.db.close()
+
+    def __enter__(self) -> KAG:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

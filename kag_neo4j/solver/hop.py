@@ -1,0 +1,443 @@
+"""``Retrieval(s=, p=, o=, ...)``: one hop, answered from the graph when it can, from chunks when not.
+
+How a Retrieval runs (every query a ``.cypher`` file, every value a parameter, read transactions):
+
+1. **Ends.** ``s`` and ``o`` are each *bound* (an alias an earlier step bound — its entities are
+   the anchors), *named* (``[`Ada Pembroke`]``: linked by ``procedures/link_entities.cypher`` —
+   fulltext + vector over names/aliases/descriptions, widened through the concept graph), or
+   *free* (what the step looks for). A linked entity anchors the hop only when its name is close
+   to the mention; otherwise it only seeds PPR.
+2. **Graph facts** (schema relations, open facts, properties). ``cypher/solver/one_hop.cypher``
+   runs from the anchors with the predicate as a normalised value and the constraints as values;
+   when the exact predicate finds nothing, every fact around the anchors is read and ranked by
+   :func:`~kag_neo4j.solver.matching.predicate_similarity`. For a value-typed object
+   (``o=o1:Year``) the anchors' properties are read too (``entity_properties.cypher``).
+3. **Decide.** Facts answer the step when the predicate matches strongly, the fact is trusted (a
+   schema relation, or an open fact with enough confidence), it runs in the asked direction and
+   its value fits the object's type. Then the free alias is bound with no model call.
+4. **Else chunks.** Hybrid retrieval (dense + fulltext + PPR seeded with the step's entities,
+   fused by RRF) for the sub-question, and one sub-answer call with the passages and the nearby
+   facts. An entity-typed answer is linked back to the graph so the next hop can start from it.
+
+The step records which layer answered it (``graph``, ``chunks`` or ``graph+chunks``), the facts,
+the chunks and entities it used (with ranks) and every query with its parameters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kag_neo4j.errors import ModelError, ModelUnavailableError
+from kag_neo4j.prompts.answer import is_unknown
+from kag_neo4j.prompts.context import Fact
+from kag_neo4j.prompts.subanswer import SubAnswerResponse, build_subanswer_messages
+from kag_neo4j.solver.linking import LinkedEntity, link_entity
+from kag_neo4j.solver.logical_form import AliasSite, Element, RetrievalOp
+from kag_neo4j.solver.matching import (
+    DATE_TYPES,
+    NUMBER_TYPES,
+    fits_type,
+    name_similarity,
+    predicate_similarity,
+)
+from kag_neo4j.solver.memory import Binding, EvidenceChunk, Item
+from kag_neo4j.solver.results import KGFact, StepRecord, Used
+from kag_neo4j.solver.retrieval import hybrid_retrieve, lucene_query
+from kag_neo4j.solver.runtime import Runtime
+from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan, name_key
+from kag_neo4j.solver.values import parse_date, parse_number
+from kag_neo4j.store import cypher
+
+__all__ = ["End", "link_mention", "retrieve_chunks", "run_retrieval"]
+
+_EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate"})
+
+
+@dataclass
+class End:
+    """One end (``s`` or ``o``) of a Retrieval, resolved."""
+
+    role: Literal["s", "o"]
+    element: Element
+    kind: Literal["bound", "named", "free"]
+    ids: list[str] = field(default_factory=list)  # anchors: entities the hop starts from
+    seeds: list[str] = field(default_factory=list)  # PPR seeds (anchors, or loose link candidates)
+    items: list[Item] = field(default_factory=list)
+    record: int | None = None  # the record that bound it (for depends_on)
+
+    @property
+    def names(self) -> list[str]:
+        return [item.text for item in self.items if item.text.strip()]
+
+
+@dataclass
+class _Candidate:
+    fact: KGFact
+    value: Any
+    other_id: str | None
+    anchor_id: str
+    similarity: float
+    trusted: bool
+    forward: bool
+    note: str = ""
+
+
+# --------------------------------------------------------------------------------------------
+# linking
+
+
+def link_mention(rt: Runtime, record: StepRecord, mention: str, type_name: str | None) -> list[LinkedEntity]:
+    """Link ``mention`` (noting the query on ``record``)."""
+    began = time.perf_counter()
+    linked = link_entity(rt.db, rt.embedder, mention, type_name=type_name, k=rt.config.link_k)
+    params = {"mention": mention, "mention_query": lucene_query(mention), "type": type_name, "k": rt.config.link_k}
+    rt.note_query(
+        record, "procedures/link_entities", cypher.query("link_entities", "procedures"), params,
+        rows=len(linked), began=began,
+    )
+    return linked
+
+
+def _close(rt: Runtime, mention: str, entity: LinkedEntity) -> float:
+    names = [entity.name, *entity.aliases]
+    return max(name_similarity(mention, name) for name in names)
+
+
+def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPlan) -> None:
+    element = end.element
+    mention = element.name or ""
+    type_name = element.type if element.type and element.type != GENERIC_TYPE else None
+    if type_name and plan.is_value_type(type_name):
+        type_name = None
+    linked = link_mention(rt, record, mention, type_name)
+    close = [(entity, _close(rt, mention, entity)) for entity in linked]
+    anchors = [entity for entity, score in close if score >= rt.config.name_threshold]
+    anchors.sort(key=lambda e: -_close(rt, mention, e))
+    for rank, entity in enumerate(linked, start=1):
+        record.used.append(Used(kind="Entity", id=entity.id, rank=rank, score=round(entity.score, 6)))
+    if anchors:
+        end.ids = [entity.id for entity in anchors]
+        end.seeds = list(end.ids)
+        end.items = [Item(value=entity.name, entity_id=entity.id) for entity in anchors]
+    else:
+        end.seeds = [entity.id for entity in linked[:2]]
+        end.items = [Item(value=mention)]
+        if linked:
+            record.note += f"'{mention}' linked only loosely ({linked[0].name}); "
+
+
+def resolve_end(
+    rt: Runtime,
+    record: StepRecord,
+    role: Literal["s", "o"],
+    element: Element,
+    plan: ValidatedPlan,
+    definitions: Mapping[str, AliasSite],
+    here: tuple[int, int],
+) -> End:
+    site = definitions.get(element.alias)
+    reads_other = site is not None and (site.step, site.action) != here
+    source_alias = element.ref if element.ref is not None else (element.alias if reads_other else None)
+    if source_alias is not None:
+        binding = rt.memory.get(source_alias)
+        end = End(role=role, element=element, kind="bound")
+        if binding is not None:
+            end.items = list(binding.items)
+            end.ids = binding.entity_ids
+            end.seeds = list(end.ids)
+            end.record = binding.record
+            for rank, entity_id in enumerate(end.ids, start=1):  # the anchors this step starts from
+                record.used.append(Used(kind="Entity", id=entity_id, rank=rank, score=1.0))
+        return end
+    if element.name is not None:
+        end = End(role=role, element=element, kind="named")
+        _resolve_named(rt, record, end, plan)
+        return end
+    return End(role=role, element=element, kind="free")
+
+
+# --------------------------------------------------------------------------------------------
+# graph facts
+
+
+def _constraints(op: RetrievalOp) -> list[dict[str, Any]]:
+    roles = {op.s.alias: "s", op.p.alias: "p", op.o.alias: "o"}
+    out = []
+    for constraint in op.constraints:
+        target = constraint.target if constraint.target in {"s", "p", "o"} else roles.get(constraint.target)
+        if target is None:
+            continue
+        out.append({"target": target, "prop": constraint.prop, "op": constraint.op, "value": constraint.value})
+    return out
+
+
+def _edge_note(edge: Mapping[str, Any] | None) -> str:
+    if not edge:
+        return ""
+    shown = [f"{key}: {value}" for key, value in sorted(edge.items()) if key not in _EDGE_INTERNAL]
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+def _fact_from_row(row: Mapping[str, Any]) -> KGFact:
+    forward = bool(row["stored_forward"])
+    s_id, s_name, o_id, o_name = row["subject_id"], row["subject"], row["object_id"], row["object"]
+    if not forward:  # show the fact the way it is stored
+        s_id, s_name, o_id, o_name = o_id, o_name, s_id, s_name
+    return KGFact(
+        subject=str(s_name), subject_id=str(s_id), predicate=str(row["predicate"]), object=str(o_name),
+        object_id=str(o_id), layer="open" if row["open_fact"] else "schema",
+        chunk_ids=[str(c) for c in row["chunk_ids"] or []], confidence=float(row["confidence"]),
+    )
+
+
+def _hop_candidates(
+    rt: Runtime, record: StepRecord, op: RetrievalOp, anchor: End, other: End, predicate: str | None
+) -> list[_Candidate]:
+    params: dict[str, Any] = {
+        "anchor_ids": anchor.ids, "anchor_role": anchor.role, "other_ids": other.ids or None,
+        "other_type": None, "constraints": _constraints(op),
+    }
+    exact = predicate is not None
+    rows: list[dict[str, Any]] = []
+    if predicate is not None:
+        rows = rt.read(record, "solver/one_hop", predicates=[name_key(predicate)], limit=rt.config.hop_limit, **params)
+    if not rows:
+        exact = False
+        rows = rt.read(record, "solver/one_hop", predicates=None, limit=rt.config.widen_limit, **params)
+    candidates = []
+    for row in rows:
+        anchor_is_s = anchor.role == "s"
+        value = row["object"] if anchor_is_s else row["subject"]
+        other_id = row["object_id"] if anchor_is_s else row["subject_id"]
+        anchor_id = row["subject_id"] if anchor_is_s else row["object_id"]
+        similarity = 1.0 if exact else (predicate_similarity(predicate, row["predicate"]) if predicate else 0.5)
+        trusted = (not row["open_fact"]) or float(row["confidence"]) >= rt.config.graph_confidence
+        candidates.append(
+            _Candidate(
+                fact=_fact_from_row(row), value=value, other_id=other_id, anchor_id=anchor_id,
+                similarity=similarity, trusted=trusted, forward=bool(row["stored_forward"]),
+                note=_edge_note(row.get("edge")),
+            )
+        )
+    return candidates
+
+
+def _property_candidates(rt: Runtime, record: StepRecord, anchor: End, predicate: str | None) -> list[_Candidate]:
+    if not predicate:
+        return []
+    rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=[name_key(predicate)])
+    if not rows:
+        rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=None)
+    out = []
+    for row in rows:
+        value = row["value"]
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        fact = KGFact(
+            subject=str(row["subject"]), subject_id=str(row["subject_id"]), predicate=str(row["predicate"]),
+            object=str(value), object_id=None, layer="property", chunk_ids=[str(c) for c in row["chunk_ids"]],
+        )
+        out.append(
+            _Candidate(
+                fact=fact, value=value, other_id=None, anchor_id=str(row["subject_id"]),
+                similarity=predicate_similarity(predicate, str(row["predicate"])), trusted=True, forward=True,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# chunks
+
+
+def retrieve_chunks(
+    rt: Runtime, record: StepRecord, text: str, seeds: list[str], *, k: int | None = None
+) -> list[EvidenceChunk]:
+    """Hybrid retrieval for ``text`` seeded with ``seeds``; noted on ``record`` and kept in memory."""
+    config = rt.config.retrieval.model_copy(update={"k": k or rt.config.chunk_k})
+    began = time.perf_counter()
+    ranked = hybrid_retrieve(rt.db, rt.embedder, text, seed_entity_ids=seeds, config=config)
+    params = {
+        "query_text": lucene_query(text), "seed_entity_ids": seeds, "k": config.k, "k_dense": config.k_dense,
+        "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr, "dense_seeds": config.dense_seeds,
+        "damping": config.damping, "weights": config.weights.model_dump(), "rrf_k": config.rrf_k,
+    }
+    rt.note_query(
+        record, "procedures/hybrid_retrieval", cypher.query("hybrid_retrieval", "procedures"), params,
+        rows=len(ranked), began=began,
+    )
+    chunks = [
+        EvidenceChunk(chunk_id=r.chunk_id, document_id=r.document_id, title=r.title, text=r.text, score=r.score)
+        for r in ranked
+    ]
+    start = sum(1 for used in record.used if used.kind == "Chunk")
+    for rank, chunk in enumerate(chunks, start=start + 1):
+        record.used.append(Used(kind="Chunk", id=chunk.chunk_id, rank=rank, score=round(chunk.score, 6)))
+    rt.memory.add_chunks(chunks)
+    return chunks
+
+
+def remember_fact_chunks(rt: Runtime, record: StepRecord, chunk_ids: list[str]) -> None:
+    """Fetch the chunks graph facts cite (for citations) and note them as used."""
+    missing = [cid for cid in dict.fromkeys(chunk_ids) if rt.memory.chunk(cid) is None]
+    if missing:
+        rows = rt.read(record, "solver/chunks_by_id", chunk_ids=missing)
+        rt.memory.add_chunks(
+            EvidenceChunk(chunk_id=r["chunk_id"], document_id=r["document_id"], title=r["title"], text=r["text"] or "")
+            for r in rows
+        )
+    have = {used.id for used in record.used if used.kind == "Chunk"}
+    for rank, cid in enumerate(dict.fromkeys(chunk_ids), start=len(have) + 1):
+        if cid not in have:
+            record.used.append(Used(kind="Chunk", id=cid, rank=rank, score=1.0))
+
+
+# --------------------------------------------------------------------------------------------
+# the operator
+
+
+def _normalise_value(text: str, type_name: str | None) -> Any:
+    if type_name in DATE_TYPES:
+        parsed = parse_date(text)
+        if parsed is not None:
+            return parsed.isoformat()
+    if type_name in NUMBER_TYPES:
+        number = parse_number(text)
+        if number is not None:
+            return number
+    return " ".join(text.split())[:300]
+
+
+def _bind(rt: Runtime, record: StepRecord, alias: str, items: list[Item], source: str, question: str) -> None:
+    unique: list[Item] = []
+    seen: set[tuple[str | None, str]] = set()
+    for item in items:
+        key = (item.entity_id, item.text if item.entity_id is None else "")
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append(item)
+    rt.memory.bind(Binding(alias=alias, items=unique, source=source, record=record.index, question=question))
+    if unique:
+        record.outputs[alias] = ", ".join(item.text for item in unique)
+
+
+def run_retrieval(
+    rt: Runtime,
+    record: StepRecord,
+    op: RetrievalOp,
+    plan: ValidatedPlan,
+    *,
+    step_number: int,
+    action_number: int,
+    question: str,
+) -> None:
+    """Execute one Retrieval (see the module docs); binds its aliases in ``rt.memory``."""
+    definitions = plan.plan.definitions()
+    here = (step_number, action_number)
+    s = resolve_end(rt, record, "s", op.s, plan, definitions, here)
+    o = resolve_end(rt, record, "o", op.o, plan, definitions, here)
+    record.depends_on = sorted({end.record for end in (s, o) if end.record is not None})
+    predicate = op.p.type or plan.open_predicates.get(op.p.alias)
+    anchor, other = (s, o) if s.ids else (o, s) if o.ids else (None, None)
+    # the free end is what the step looks for; with both ends known the step checks a relation
+    target = o if o.kind == "free" else s if s.kind == "free" else None
+    value_types = plan.value_types
+
+    for end in (s, o):  # a named end is bound to what it linked to
+        if end.kind == "named":
+            _bind(rt, record, end.element.alias, end.items, "graph" if end.ids else "none", question)
+
+    candidates: list[_Candidate] = []
+    if anchor is not None and other is not None:
+        candidates = _hop_candidates(rt, record, op, anchor, other, predicate)
+        if anchor.role == "s" and other.kind == "free" and (other.element.type in value_types or other.element.type is None):
+            candidates += _property_candidates(rt, record, anchor, predicate)
+    candidates.sort(key=lambda c: (-c.similarity, not c.forward, -c.fact.confidence))
+
+    other_type = other.element.type if other is not None else None
+    strong = [
+        c
+        for c in candidates
+        if c.similarity >= rt.config.predicate_threshold
+        and c.trusted
+        and c.forward
+        and (other is None or other.kind != "free" or fits_type(c.value, other_type, value_types))
+    ]
+    if strong and other is not None:
+        record.source = "graph"
+        record.facts = [c.fact for c in strong]
+        if other.kind == "free":
+            items = [Item(value=c.value, entity_id=c.other_id, key=c.anchor_id) for c in strong]
+            _bind(rt, record, other.element.alias, items, "graph", question)
+        _bind(rt, record, op.p.alias, [Item(value=c.fact.predicate) for c in strong], "graph", question)
+        for rank, c in enumerate(strong, start=1):
+            if c.other_id:
+                record.used.append(Used(kind="Entity", id=c.other_id, rank=rank, score=c.similarity))
+        fact_chunks = [cid for c in strong for cid in c.fact.chunk_ids]
+        remember_fact_chunks(rt, record, fact_chunks)
+        record.evidence = list(dict.fromkeys(fact_chunks))
+        return
+
+    # chunks (fused with whatever facts were found near the anchors)
+    names = [name for end in (s, o) if end.kind != "free" for name in end.names]
+    text = question
+    extra = [name for name in names if name.casefold() not in question.casefold()]
+    if extra:
+        text = f"{question} ({'; '.join(extra[:4])})"
+    seeds = list(dict.fromkeys(sid for end in (s, o) for sid in end.seeds))
+    chunks = retrieve_chunks(rt, record, text, seeds)
+    weak = [c for c in candidates if c.similarity > 0][: rt.config.budget.max_facts]
+    facts = [Fact(subject=c.fact.subject, predicate=c.fact.predicate, object=c.fact.object + c.note) for c in weak]
+    if not chunks and not facts:
+        record.source = "none"
+        record.note += "no graph fact and no chunk matched; "
+        if target is not None:
+            _bind(rt, record, target.element.alias, [], "none", question)
+        return
+    reads = [name for name in plan.plan.uses(action_number)]
+    messages = build_subanswer_messages(
+        question, language=rt.language, known=rt.memory.known(reads), facts=facts,
+        passages=[chunk.passage() for chunk in chunks], expected_type=target.element.type if target else None,
+        budget=rt.config.budget,
+    )
+    try:
+        response = rt.ask(record, messages, SubAnswerResponse, stage="subanswer", max_tokens=rt.config.subanswer_max_tokens)
+    except ModelUnavailableError:
+        raise
+    except ModelError as exc:
+        record.error = f"sub-answer failed: {exc}"
+        response = SubAnswerResponse()
+    record.source = "graph+chunks" if facts else "chunks"
+    if weak:
+        record.facts = [c.fact for c in weak]
+    cited = [chunks[n - 1].chunk_id for n in response.evidence if isinstance(n, int) and 1 <= n <= len(chunks)]
+    record.note += f"sub-answer: {response.answer!r}; "
+    if is_unknown(response.answer):
+        if target is not None:
+            _bind(rt, record, target.element.alias, [], "none", question)
+        return
+    record.evidence = cited or [chunks[0].chunk_id] if chunks else []
+    if target is None:
+        _bind(rt, record, op.p.alias, [Item(value=response.answer.strip())], record.source, question)
+        return
+    target_type = target.element.type
+    if target_type and (target_type in value_types):
+        item = Item(value=_normalise_value(response.answer, target_type))
+    else:
+        item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
+    _bind(rt, record, target.element.alias, [item], record.source, question)
+
+
+def _link_answer(rt: Runtime, record: StepRecord, answer: str, type_name: str | None, plan: ValidatedPlan) -> Item:
+    """An entity-typed sub-answer, linked back to the graph when a close entity exists."""
+    type_filter = type_name if type_name and type_name != GENERIC_TYPE and not plan.is_value_type(type_name) else None
+    linked = link_mention(rt, record, answer, type_filter)
+    best = max(linked, key=lambda e: _close(rt, answer, e), default=None)
+    if best is not None and _close(rt, answer, best) >= rt.config.name_threshold:
+        record.used.append(Used(kind="Entity", id=best.id, rank=1, score=round(best.score, 6)))
+        return Item(value=best.name, entity_id=best.id)
+    return Item(value=" ".join(answer.split())[:300])

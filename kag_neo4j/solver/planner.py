@@ -1,0 +1,157 @@
+"""The planner: question -> logical-form plan (static), or the next step (iterative).
+
+* **Static** (:meth:`Planner.plan`): one call plans the whole DAG. A reply that does not parse is
+  sent back once with the error (:func:`~kag_neo4j.prompts.plan.repair_plan_messages`); if that
+  fails too — or the model fails — the question falls back to a one-step plan that retrieves
+  chunks for the question itself (:func:`fallback_plan`), so a planning failure costs recall,
+  never an answer path.
+* **Iterative** (:meth:`Planner.next_step`): one call per step, shown the steps already run with
+  their results; it returns the new steps, or signals that the ``Output`` is reached.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kag_neo4j.errors import LogicalFormError, ModelError, ModelUnavailableError
+from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.prompts.context import Language
+from kag_neo4j.prompts.iterate import RunStep, build_next_step_messages
+from kag_neo4j.prompts.plan import (
+    PlanResponse,
+    build_plan_messages,
+    plan_from_response,
+    repair_plan_messages,
+)
+from kag_neo4j.solver.logical_form import (
+    Action,
+    AliasRef,
+    Element,
+    OutputOp,
+    Plan,
+    RetrievalOp,
+    Step,
+    parse_plan,
+)
+from kag_neo4j.solver.results import StepRecord
+from kag_neo4j.solver.runtime import Runtime
+
+__all__ = ["NextStep", "Planner", "fallback_plan"]
+
+
+def fallback_plan(question: str) -> Plan:
+    """One step: retrieve chunks for the question itself and answer from them."""
+    retrieval = RetrievalOp(s=Element(alias="s1"), p=Element(alias="p1"), o=Element(alias="o1"))
+    return Plan(
+        steps=[
+            Step(
+                number=1,
+                question=" ".join(question.split())[:1000] or "?",
+                actions=[
+                    Action(number=1, operator=retrieval),
+                    Action(number=2, operator=OutputOp(aliases=[AliasRef(alias="o1")])),
+                ],
+            )
+        ]
+    )
+
+
+@dataclass
+class NextStep:
+    """What the iterative planner wrote: the plan so far plus the new steps, and whether its
+    ``Output`` was the model's own (``done``) or a placeholder to make the partial plan parse."""
+
+    plan: Plan
+    new_steps: list[Step]
+    done: bool
+
+
+_DEFINED = re.compile(r"->\s*([^\W\d]\w*)|\b[so]\s*=\s*([^\W\d]\w*)\s*:")
+_OUTPUT = re.compile(r"\bOutput\s*[（(]", re.IGNORECASE)
+_ACTION_NUMBER = re.compile(r"^\s*action\s*(\d+)", re.IGNORECASE | re.MULTILINE)
+
+
+class Planner:
+    """Plans with the runtime's LLM (``stage="plan"``)."""
+
+    def __init__(self, rt: Runtime, *, schema_summary: str = "") -> None:
+        self.rt = rt
+        self.schema_summary = schema_summary
+
+    @property
+    def language(self) -> Language:
+        return self.rt.language
+
+    def _ask(self, record: StepRecord, messages: list[ChatMessage]) -> PlanResponse:
+        return self.rt.ask(record, messages, PlanResponse, stage="plan", max_tokens=self.rt.config.plan_max_tokens)
+
+    def plan(self, question: str, record: StepRecord) -> tuple[Plan, bool]:
+        """The plan for ``question`` and whether it is the fallback plan."""
+        messages = build_plan_messages(question, self.schema_summary, self.language)
+        try:
+            response = self._ask(record, messages)
+            try:
+                return plan_from_response(response), False
+            except LogicalFormError as first:
+                record.note += f"plan rejected: {first}; "
+                retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
+                return plan_from_response(self._ask(record, retry)), False
+        except ModelUnavailableError:
+            raise
+        except (LogicalFormError, ModelError) as exc:
+            record.note += f"planning failed ({exc}); falling back to one chunk-retrieval step; "
+            record.error = str(exc)
+            return fallback_plan(question), True
+
+    def next_step(self, question: str, done: Sequence[Step], results: dict[int, dict[str, str]], record: StepRecord) -> NextStep | None:
+        """The next step(s) after ``done``; ``None`` when the model's reply is unusable."""
+        shown = [RunStep(text=step.to_text(), results=results.get(step.number, {})) for step in done]
+        messages = build_next_step_messages(
+            question, shown, language=self.language, schema_summary=self.schema_summary
+        )
+        try:
+            response = self._ask(record, messages)
+            try:
+                return self._compose(done, response.logical_form)
+            except LogicalFormError as first:
+                record.note += f"step rejected: {first}; "
+                retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
+                return self._compose(done, self._ask(record, retry).logical_form)
+        except ModelUnavailableError:
+            raise
+        except (LogicalFormError, ModelError) as exc:
+            record.error = str(exc)
+            return None
+
+    @staticmethod
+    def _compose(done: Sequence[Step], reply: str) -> NextStep:
+        """Parse the steps run so far plus the model's continuation as one plan."""
+        reply_plan_text = _strip_reply(reply)
+        body = "\n".join([step.to_text() for step in done] + [reply_plan_text]).strip()
+        has_output = bool(_OUTPUT.search(reply_plan_text))
+        if not has_output:
+            defined = [m.group(1) or m.group(2) for m in _DEFINED.finditer(reply_plan_text)]
+            if not defined:
+                raise LogicalFormError("the next step defines no alias and names no Output; write a step or Output(<alias>)")
+            numbers = [int(n) for n in _ACTION_NUMBER.findall(body)] or [0]
+            body += f"\nAction{max(numbers) + 1}: Output({defined[-1]})"
+        plan = parse_plan(body)
+        known = {step.number for step in done}
+        new_steps = [step for step in plan.steps if step.number not in known]
+        if not has_output and not new_steps:
+            raise LogicalFormError("the reply adds no new step; write the next Step or Output(<alias>)")
+        return NextStep(plan=plan, new_steps=new_steps, done=has_output)
+
+
+def _strip_reply(reply: str) -> str:
+    """The logical-form lines of a reply (no fences, no prose)."""
+    text = reply.strip()
+    fenced = re.search(r"```[a-zA-Z]*\s*\n?(.*?)```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    if "\n" not in text and "\\n" in text:
+        text = text.replace("\\n", "\n")
+    keep = [line for line in text.splitlines() if re.match(r"\s*(step|action)\s*\d+\s*[:：]", line, re.IGNORECASE)]
+    return "\n".join(keep) if keep else text

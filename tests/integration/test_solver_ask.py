@@ -1,0 +1,203 @@
+"""KAG.ask end to end on a real Neo4j: graph-only multi-hop, graph+chunks numeric, PPR seeding,
+iterative mode, the trace and its Browser query (the LLM is a scripted test double)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kag_neo4j.api import KAG
+from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.models.scripted import ScriptedLLM
+from kag_neo4j.solver.retrieval import RetrievalConfig, RetrievalWeights
+from kag_neo4j.solver.runtime import SolverConfig
+from kag_neo4j.solver.trace import browser_query
+from kag_neo4j.store.database import Database
+from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.solver_fixtures import chunk_id, knowledge_counts, write_fixture_graph
+
+Reply = str | dict[str, Any] | Callable[[str], dict[str, Any]]
+
+
+class Router:
+    """A scripted LLM that answers by prompt kind (plan, subanswer, judge, answer, next step)."""
+
+    def __init__(self, **replies: list[Reply]) -> None:
+        self.replies = {kind: list(items) for kind, items in replies.items()}
+        self.kinds: list[str] = []
+        self.prompts: list[str] = []
+        self.llm = ScriptedLLM(self)
+
+    @staticmethod
+    def kind(messages: list[ChatMessage]) -> str:
+        system = messages[0].content
+        if "Plan ONE step at a time" in system:
+            return "next"
+        if "You are the planner" in system:
+            return "plan"
+        if "You answer one sub-question" in system:
+            return "subanswer"
+        if "You check whether the evidence" in system:
+            return "judge"
+        if "Answer the question using only" in system:
+            return "answer"
+        return "deduce"
+
+    def __call__(self, messages: list[ChatMessage]) -> dict[str, Any] | str:
+        kind = self.kind(messages)
+        self.kinds.append(kind)
+        self.prompts.append(messages[-1].content)
+        queue = self.replies.get(kind)
+        if not queue:
+            raise AssertionError(f"unexpected {kind} call: {messages[-1].content[:300]}")
+        reply = queue.pop(0) if len(queue) > 1 else queue[0]
+        return reply(messages[-1].content) if callable(reply) else reply
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder(dimension=TEST_DIMENSION)
+
+
+@pytest.fixture
+def graph(db: Database, embedder: HashingEmbedder) -> Database:
+    write_fixture_graph(db, embedder)
+    return db
+
+
+def plan(text: str) -> dict[str, str]:
+    return {"logical_form": text}
+
+
+FOUNDER_TOWN = plan("""\
+Step1: Who founded the Harrow Valley Rail Company?
+Action1: Retrieval(s=s1:Person, p=p1:founded, o=o1:Organization[`Harrow Valley Rail Company`])
+Step2: In which town was that person born?
+Action2: Retrieval(s=s1, p=p2:bornIn, o=o2:Town)
+Action3: Output(o2)""")
+
+YEARS_AFTER = plan("""\
+Step1: When was the Harrow Valley Rail Company founded?
+Action1: Retrieval(s=s1:Organization[`Harrow Valley Rail Company`], p=p1:foundedIn, o=o1:Year)
+Step2: When did the Millbrook Viaduct open?
+Action2: Retrieval(s=s2:Bridge[`Millbrook Viaduct`], p=p2:openedIn, o=o2:Year)
+Step3: How many years after the founding did the viaduct open?
+Action3: Math(content=[`o1`, `o2`], target=`o2 - o1`)->m1
+Action4: Output(m1)""")
+
+
+def opening_year(prompt: str) -> dict[str, Any]:
+    """A faithful reader: answers only when the viaduct passage is in the prompt."""
+    for line in prompt.splitlines():
+        if line.startswith("[") and "opened in 1899" in line:
+            return {"answer": "1899", "evidence": [int(line[1 : line.index("]")])]}
+    return {"answer": "", "evidence": []}
+
+
+def test_two_hops_from_graph_facts_cost_one_llm_call_and_leave_a_trace(graph: Database, embedder: HashingEmbedder) -> None:
+    before = knowledge_counts(graph)
+    router = Router(plan=[FOUNDER_TOWN])
+    kag = KAG(graph, router.llm, embedder)
+    answer = kag.ask("In which town was the founder of the Harrow Valley Rail Company born?")
+    assert answer.known and answer.answer == "Kestrel Bay"
+    assert router.kinds == ["plan"], "graph facts answered both hops: no sub-answer, judge or answer call"
+    assert answer.usage["llm_calls"] == 1 and answer.usage["by_stage"]["plan"]["calls"] == 1
+    retrievals = [s for s in answer.steps if s.op == "Retrieval"]
+    assert [s.source for s in retrievals] == ["graph", "graph"]
+    assert retrievals[1].depends_on == [retrievals[0].index]
+    assert [(f.subject, f.predicate, f.object) for f in answer.kg_path] == [
+        ("Ada Pembroke", "founded", "Harrow Valley Rail Company"), ("Ada Pembroke", "bornIn", "Kestrel Bay")]
+    assert {c.chunk_id for c in answer.citations} == {chunk_id("hvrc"), chunk_id("ada")}
+    assert all(c.document_id in {"hvrc", "ada"} and c.text for c in answer.citations)
+    assert knowledge_counts(graph) == before, "answering never changes the knowledge graph"
+
+    run = graph.read("MATCH (r:KagRun {id: $id})-[:HAS_STEP]->(s:KagStep) RETURN r.answer AS answer, "
+                     "r.llm_calls AS calls, collect(s.op) AS ops", id=answer.run_id)[0]
+    assert run["answer"] == "Kestrel Bay" and run["calls"] == 1 and sorted(run["ops"]) == [
+        "Output", "Plan", "Retrieval", "Retrieval"]
+    step = graph.read("MATCH (s:KagStep {id: $id}) RETURN s.cypher AS cypher, s.params AS params, s.lf AS lf, "
+                      "s.source AS source, s.ms AS ms", id=f"{answer.run_id}:{retrievals[1].index}")[0]
+    assert "UNWIND $anchor_ids" in step["cypher"] and '"anchor_ids": ["person:ada"]' in step["params"]
+    assert step["lf"].startswith("Retrieval(s=s1") and step["source"] == "graph" and step["ms"] > 0
+    used = graph.read("MATCH (:KagStep {id: $id})-[u:USED]->(n) RETURN labels(n) AS labels, n.id AS id, u.rank AS rank",
+                      id=f"{answer.run_id}:{retrievals[1].index}")
+    assert {row["id"] for row in used} >= {"town:kestrel", chunk_id("ada")}
+    depends = graph.read("MATCH (a:KagStep {id: $a})-[:DEPENDS_ON]->(b:KagStep) RETURN b.id AS id",
+                         a=f"{answer.run_id}:{retrievals[1].index}")
+    assert [row["id"] for row in depends] == [f"{answer.run_id}:{retrievals[0].index}"]
+
+    paths = graph.read_tx(lambda tx: list(tx.run(browser_query(), run_id=answer.run_id)))
+    kinds = {label for row in paths for node in row["path"].nodes for label in node.labels}
+    assert {"KagRun", "KagStep", "Chunk", "Entity", "Document"} <= kinds
+    rels = {rel.type for row in paths for rel in row["path"].relationships}
+    assert {"HAS_STEP", "USED", "DEPENDS_ON", "founded", "bornIn", "CITES", "PART_OF"} <= rels
+
+
+def test_numeric_question_fuses_graph_facts_and_chunks(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[YEARS_AFTER], subanswer=[opening_year])
+    answer = KAG(graph, router.llm, embedder).ask(
+        "How many years after the Harrow Valley Rail Company was founded did the Millbrook Viaduct open?")
+    assert answer.known and answer.answer == "28"
+    assert sorted(router.kinds) == ["plan", "subanswer"]
+    founded, opened = (s for s in answer.steps if s.op == "Retrieval")
+    assert founded.source == "graph" and founded.facts[0].layer == "property" and founded.outputs["o1"] == "1871"
+    assert opened.source in {"chunks", "graph+chunks"} and opened.outputs["o2"] == "1899"
+    assert founded.layer == opened.layer == 0, "independent steps share a DAG layer and run concurrently"
+    math = next(s for s in answer.steps if s.op == "Math")
+    assert math.source == "math" and sorted(math.depends_on) == sorted([founded.index, opened.index])
+    assert {c.chunk_id for c in answer.citations} == {chunk_id("hvrc"), chunk_id("viaduct")}
+
+
+def test_chunk_steps_seed_ppr_with_the_entities_they_read(graph: Database, embedder: HashingEmbedder) -> None:
+    harbour = plan("""\
+Step1: Where was Ada Pembroke born?
+Action1: Retrieval(s=s1:Person[`Ada Pembroke`], p=p1:bornIn, o=o1:Town)
+Step2: How many trawlers shelter in its harbour?
+Action2: Retrieval(s=o1, p=p2:trawlerCount, o=o2:Integer)
+Action3: Output(o2)""")
+    seen: list[str] = []
+
+    def reader(prompt: str) -> dict[str, Any]:
+        seen.append(prompt)
+        for line in prompt.splitlines():
+            if line.startswith("[") and "forty trawlers" in line:
+                return {"answer": "forty", "evidence": [int(line[1 : line.index("]")])]}
+        return {"answer": ""}
+
+    router = Router(plan=[harbour], subanswer=[reader])
+    ppr_only = RetrievalConfig(dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
+    answer = KAG(graph, router.llm, embedder, config=SolverConfig(retrieval=ppr_only, chunk_k=2)).ask(
+        "How many trawlers shelter in the harbour of Ada Pembroke's birthplace?", trace=False)
+    step = [s for s in answer.steps if s.op == "Retrieval"][1]
+    hybrid = next(q for q in step.queries if q.name == "procedures/hybrid_retrieval")
+    assert hybrid.params["seed_entity_ids"] == ["town:kestrel"], "the entity bound by step 1 seeds PPR"
+    assert chunk_id("kestrel") in step.chunk_ids, "the harbour chunk never names the town; PPR reaches it"
+    assert chunk_id("nile") not in step.chunk_ids and len(step.chunk_ids) == 2
+    assert answer.answer == "forty"
+    assert [c.chunk_id for c in answer.citations] == [chunk_id("ada"), chunk_id("kestrel")], "both hops are cited"
+
+
+def test_iterative_mode_plans_one_step_at_a_time(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(next=[
+        plan("Step1: Who founded the Harrow Valley Rail Company?\n"
+             "Action1: Retrieval(s=s1:Person, p=p1:founded, o=o1:Organization[`Harrow Valley Rail Company`])"),
+        plan("Step2: Where was that person born?\nAction2: Retrieval(s=s1, p=p2:bornIn, o=o2:Town)"),
+        plan("Action3: Output(o2)"),
+    ])
+    answer = KAG(graph, router.llm, embedder).ask(
+        "In which town was the founder of the Harrow Valley Rail Company born?", mode="iterative")
+    assert answer.answer == "Kestrel Bay" and answer.mode == "iterative"
+    assert router.kinds == ["next", "next", "next"]
+    assert "// s1 = Ada Pembroke" in router.prompts[1]
+    assert "// o2 = Kestrel Bay" in router.prompts[2]
+    assert [s.op for s in answer.steps] == ["Plan", "Retrieval", "Plan", "Retrieval", "Plan", "Output"]
+
+
+def test_no_trace_writes_nothing(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[FOUNDER_TOWN])
+    answer = KAG(graph, router.llm, embedder).ask("Where was the founder born?", trace=False)
+    assert answer.run_id is None and answer.known
+    assert graph.read("MATCH (n) WHERE n:KagRun OR n:KagStep RETURN count(n) AS n")[0]["n"] == 0

@@ -1,0 +1,75 @@
+"""`kag-neo4j trace RUN_ID` prints the run and a Browser query that returns the reasoning path."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from kag_neo4j.api import KAG
+from kag_neo4j.cli.ask import register
+from kag_neo4j.config import Settings
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.store.database import Database
+from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.solver_fixtures import write_fixture_graph
+from tests.integration.test_solver_ask import FOUNDER_TOWN, Router
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main(ctx: typer.Context) -> None:
+        ctx.obj = {}
+
+    register(app)
+    return app
+
+
+def _env(settings: Settings) -> dict[str, str]:
+    env = {"NEO4J_URI": settings.neo4j_uri or "", "NEO4J_DATABASE": settings.neo4j_database}
+    if settings.neo4j_password:
+        env["NEO4J_USERNAME"] = settings.neo4j_username
+        env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
+    return env
+
+
+def test_trace_prints_a_browser_query_that_returns_the_path(db: Database, test_settings: Settings,
+                                                            app: typer.Typer) -> None:
+    embedder = HashingEmbedder(dimension=TEST_DIMENSION)
+    write_fixture_graph(db, embedder)
+    answer = KAG(db, Router(plan=[FOUNDER_TOWN]).llm, embedder).ask(
+        "In which town was the founder of the Harrow Valley Rail Company born?")
+    assert answer.run_id
+
+    result = CliRunner().invoke(app, ["trace", answer.run_id], env=_env(test_settings))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Kestrel Bay" in out and "Retrieval" in out and "graph" in out
+    param_line = next(line for line in out.splitlines() if line.startswith(":param run_id"))
+    assert param_line == f":param run_id => '{answer.run_id}'"
+    query = out[out.index(param_line) + len(param_line):].strip()
+    assert query.startswith("// The reasoning path")
+    rows = db.read_tx(lambda tx: list(tx.run(query, run_id=answer.run_id)))
+    labels = {label for row in rows for node in row["path"].nodes for label in node.labels}
+    assert {"KagRun", "KagStep", "Entity", "Chunk"} <= labels
+
+    listing = CliRunner().invoke(app, ["trace"], env=_env(test_settings))
+    assert listing.exit_code == 0 and answer.run_id in listing.output
+
+    as_json = CliRunner().invoke(app, ["trace", answer.run_id, "--json"], env=_env(test_settings))
+    assert as_json.exit_code == 0 and '"answer": "Kestrel Bay"' in as_json.output
+
+
+def test_trace_rejects_bad_and_unknown_ids(db: Database, test_settings: Settings, app: typer.Typer) -> None:
+    hostile = CliRunner().invoke(app, ["trace", "x' }) DETACH DELETE n //"], env=_env(test_settings))
+    assert hostile.exit_code == 1 and "run id" in hostile.output
+    unknown = CliRunner().invoke(app, ["trace", "0123abcd"], env=_env(test_settings))
+    assert unknown.exit_code == 1 and "no run '0123abcd'" in unknown.output
+
+
+def test_ask_rejects_an_unknown_mode(test_settings: Settings, app: typer.Typer) -> None:
+    result = CliRunner().invoke(app, ["ask", "Who?", "--mode", "psychic"], env=_env(test_settings))
+    assert result.exit_code == 2 and "static" in result.output

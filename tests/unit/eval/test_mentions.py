@@ -1,0 +1,47 @@
+"""Question mentions for entity linking (the capitalised n-gram fallback)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kag_neo4j.eval import mentions
+from kag_neo4j.eval.mentions import capitalised_mentions, question_mentions
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Who was the first president of the association which published Journal of Psychotherapy Integration?",
+         ["Journal of Psychotherapy Integration"]),
+        ("What county shares a border with the county in which Johnnycake, West Virginia is located?",
+         ["Johnnycake", "West Virginia"]),
+        ("What kind of plane dropped the bomb on Akinoshu Kenji's birthplace?", ["Akinoshu Kenji"]),
+        ("Which band was formed first, Circus Diablo or the Exies?", ["Circus Diablo", "Exies"]),
+        ("Which of the two tornado outbreaks killed the most people?", []),
+        ('Who sang "blue moon of kentucky" first?', ["blue moon of kentucky"]),
+    ],
+)
+def test_capitalised_runs_quotes_and_no_question_words(question: str, expected: list[str]) -> None:
+    assert capitalised_mentions(question) == expected
+
+
+def test_a_run_joined_by_and_also_gives_its_parts() -> None:
+    found = capitalised_mentions("Are Watertown International Airport and Alexandria International Airport in one state?")
+    assert found == ["Watertown International Airport and Alexandria International Airport",
+                     "Watertown International Airport", "Alexandria International Airport"]
+
+
+def test_ner_mentions_come_first_and_capitalised_ones_fill_the_gaps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mentions, "_light_ner", lambda: lambda text: ["Ada Pembroke", "1832"])
+    assert question_mentions("Where did Ada Pembroke meet Tomas Reyne?") == ["Ada Pembroke", "1832", "Tomas Reyne"]
+    assert question_mentions("Where did Ada Pembroke meet Tomas Reyne?", ner=False) == ["Ada Pembroke", "Tomas Reyne"]
+
+
+def test_without_the_ner_model_capitalised_mentions_remain(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kag_neo4j.errors import ModelUnavailableError
+
+    def missing(_text: str) -> list[str]:
+        raise ModelUnavailableError("spaCy model is not installed")
+
+    monkeypatch.setattr(mentions, "_light_ner", lambda: missing)
+    assert question_mentions("Who founded Kelso College?") == ["Kelso College"]

@@ -1,0 +1,50 @@
+"""The Markdown table, the JSON rows and the PNG chart of a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kag_neo4j.eval.report import markdown, write_reports
+from kag_neo4j.eval.runner import EvalRun, MethodSummary, QuestionResult
+
+
+def _run(qa: bool) -> EvalRun:
+    methods = [
+        MethodSummary(method="dense", description="vector index only", questions=2, errors=0,
+                      recall={"2": 0.5125, "5": 0.75}, retrieval_ms_p50=12.4, retrieval_ms_p95=30.2),
+        MethodSummary(method="naive", description="", questions=2, errors=1, recall={"2": 0.5, "5": 0.75},
+                      em=0.5 if qa else None, f1=0.625 if qa else None, answered=1, llm_calls=1.0, tokens=812.0,
+                      retrieval_ms_p50=12.0, retrieval_ms_p95=14.0, qa_s_p50=6.5, qa_s_p95=8.25),
+    ]
+    rows = [QuestionResult(method="dense", question_id="q1", question="Q?", gold_answers=["a"], gold_units=["t"],
+                           recall={"2": 1.0, "5": 1.0})]
+    return EvalRun(dataset="musique", format="musique", questions_file="/x/questions.dev.json",
+                   corpus_file="/x/corpus.json", recall_unit="paragraph", questions=2, k_values=[2, 5],
+                   embedder="multilingual-e5-small", llm="qwen" if qa else None, database="neo4j", neo4j="5.26.24",
+                   gds="2.13.9", graph_version=3, started_at="2026-11-29T20:00:00+00:00", seconds=61.0,
+                   methods=methods, rows=rows, notes=["ours: its answerer is not installed in this checkout"])
+
+
+def test_retrieval_only_table() -> None:
+    text = markdown(_run(qa=False))
+    assert "| method | R@2 | R@5 | retrieval ms p50 / p95 | errors |" in text
+    assert "| dense | 51.2 | 75.0 | 12 / 30 | 0 |" in text
+    assert "EM" not in text.split("| method")[1].split("\n")[0]
+    assert "by paragraph" in text and "Neo4j 5.26.24, GDS 2.13.9" in text
+    assert "- ours: its answerer is not installed in this checkout" in text
+
+
+def test_qa_columns_and_dashes_for_what_was_not_measured() -> None:
+    text = markdown(_run(qa=True))
+    assert "| method | R@2 | R@5 | EM | F1 | LLM calls/q | tokens/q | retrieval ms p50 / p95 | QA s p50 / p95 | errors |" in text
+    assert "| dense | 51.2 | 75.0 | – | – | – | – | 12 / 30 | – | 0 |" in text
+    assert "| naive | 50.0 | 75.0 | 50.0 | 62.5 | 1.00 | 812 | 12 / 14 | 6.50 / 8.25 | 1 |" in text
+
+
+def test_the_three_files(tmp_path: Path) -> None:
+    written = write_reports(_run(qa=True), tmp_path / "out")
+    assert set(written) == {"markdown", "json", "chart"}
+    data = json.loads(written["json"].read_text(encoding="utf-8"))
+    assert data["rows"][0]["question_id"] == "q1" and data["methods"][1]["em"] == 0.5
+    assert written["chart"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

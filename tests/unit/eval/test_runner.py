@@ -1,0 +1,130 @@
+"""Scoring one question, summarising a method, the resumable cache, method and --llm parsing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from kag_neo4j.cli.eval import parse_llm_spec
+from kag_neo4j.errors import EvalError
+from kag_neo4j.eval.datasets import GoldPassage, Question
+from kag_neo4j.eval.methods import (
+    EvalMethod,
+    MethodContext,
+    QAOutput,
+    RetrievalOutput,
+    Retrieved,
+    parse_methods,
+)
+from kag_neo4j.eval.runner import (
+    QuestionResult,
+    ResultCache,
+    cache_path,
+    evaluate_question,
+    summarise,
+)
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.models.usage import Usage
+
+QUESTION = Question(id="q1", question="Where was Ada born?", answers=["Millbrook", "Millbrook town"],
+                    gold=[GoldPassage(title="Ada"), GoldPassage(title="Millbrook")])
+UNITS = {"doc-ada": "ada", "doc-mill": "millbrook", "doc-x": "x", "doc-y": "y"}
+
+
+def _ctx(usage: Usage | None = None) -> MethodContext:
+    return MethodContext(db=cast(Any, None), embedder=HashingEmbedder(), usage=usage or Usage())
+
+
+def _retriever(*docs: str):
+    def retrieve(_question: str) -> RetrievalOutput:
+        return RetrievalOutput(chunks=[Retrieved(chunk_id=f"{d}#0#{i}", document_id=d) for i, d in enumerate(docs)])
+    return retrieve
+
+
+def test_one_question_is_scored_by_hand() -> None:
+    usage = Usage()
+
+    def answer(question: str, retrieval: RetrievalOutput | None) -> QAOutput:
+        assert retrieval is not None and retrieval.chunks[0].document_id == "doc-x"
+        usage.record_call("answer", prompt_tokens=100, completion_tokens=5)
+        return QAOutput(answer="the Millbrook", cited_chunk_ids=["doc-mill#0#3"])
+
+    method = EvalMethod(name="m", description="", retrieve=_retriever("doc-x", "doc-ada", "doc-ada", "doc-y", "doc-mill"),
+                        answer=answer, answer_uses_retrieval=True)
+    row = evaluate_question(method, QUESTION, ["ada", "millbrook"], UNITS, _ctx(usage))
+    # distinct passages: x, ada, y, millbrook -> @2 finds ada (1 of 2), @5 finds both
+    assert row.recall == {"2": 0.5, "5": 1.0}
+    assert [r.unit for r in row.retrieved] == ["x", "ada", "ada", "y", "millbrook"]
+    assert row.em == 1.0 and row.f1 == 1.0 and row.answer == "the Millbrook"
+    assert (row.llm_calls, row.prompt_tokens, row.completion_tokens) == (1, 100, 5)
+    assert row.qa_seconds == pytest.approx(row.answer_seconds + row.retrieval_seconds)
+    assert row.error is None
+
+
+def test_an_exception_becomes_an_error_row_not_a_crash() -> None:
+    def broken(_question: str) -> RetrievalOutput:
+        raise RuntimeError("index offline")
+
+    row = evaluate_question(EvalMethod(name="m", description="", retrieve=broken), QUESTION, ["ada"], UNITS, _ctx())
+    assert row.error == "RuntimeError: index offline" and "traceback" in row.details and row.recall == {}
+
+
+def test_a_summary_counts_failures_as_misses() -> None:
+    method = EvalMethod(name="m", description="d", retrieve=_retriever(), answer=lambda q, r: QAOutput(answer=""))
+    rows = [
+        QuestionResult(method="m", question_id="1", question="", gold_answers=["a"], gold_units=["a"],
+                       recall={"2": 1.0, "5": 1.0}, answer="a", em=1.0, f1=1.0, llm_calls=2, prompt_tokens=90,
+                       completion_tokens=10, retrieval_seconds=0.010, qa_seconds=1.0),
+        QuestionResult(method="m", question_id="2", question="", gold_answers=["a"], gold_units=["a"],
+                       recall={"2": 0.0, "5": 0.5}, answer="b", em=0.0, f1=0.5, llm_calls=1, prompt_tokens=40,
+                       completion_tokens=10, retrieval_seconds=0.030, qa_seconds=3.0),
+        QuestionResult(method="m", question_id="3", question="", gold_answers=["a"], gold_units=["a"], error="boom"),
+    ]
+    summary = summarise(method, rows)
+    assert summary.questions == 3 and summary.errors == 1
+    assert summary.recall == {"2": pytest.approx(1 / 3), "5": pytest.approx(0.5)}
+    assert summary.em == pytest.approx(1 / 3) and summary.f1 == pytest.approx(0.5)
+    assert summary.answered == 2 and summary.llm_calls == 1.5 and summary.tokens == 75.0
+    assert summary.retrieval_ms_p50 == pytest.approx(20.0) and summary.qa_s_p95 == pytest.approx(2.9)
+
+
+def test_the_cache_skips_a_torn_last_line_and_failed_rows(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path / "eval" / "m.jsonl")
+    ok = QuestionResult(method="m", question_id="1", question="q", gold_answers=["a"], gold_units=[])
+    cache.append(ok)
+    cache.append(ok.model_copy(update={"question_id": "2", "error": "timeout"}))
+    with cache.path.open("a", encoding="utf-8") as handle:
+        handle.write('{"method": "m", "question_id": "3", "quest')  # the run was killed mid-write
+    assert list(cache.load()) == ["1"]
+    cache.clear()
+    assert cache.load() == {}
+
+
+def test_the_cache_file_changes_with_everything_that_changes_results(tmp_path: Path) -> None:
+    method = EvalMethod(name="dense+ppr", description="", config={"k": 10})
+    base = cache_path(tmp_path, "musique", method, {"embedder": "e5", "graph_version": 3})
+    assert base.parent == tmp_path / "musique" and base.name.startswith("dense_ppr-")
+    assert base == cache_path(tmp_path, "musique", method, {"graph_version": 3, "embedder": "e5"})
+    assert base != cache_path(tmp_path, "musique", method, {"embedder": "e5", "graph_version": 4})
+    other = EvalMethod(name="dense+ppr", description="", config={"k": 20})
+    assert base != cache_path(tmp_path, "musique", other, {"embedder": "e5", "graph_version": 3})
+
+
+def test_method_names_are_checked() -> None:
+    assert parse_methods("dense, ours,dense", qa=False) == ["dense", "ours"]
+    assert "naive" in parse_methods(None, qa=True) and "naive" not in parse_methods(None, qa=False)
+    with pytest.raises(EvalError, match="unknown method.*bm25"):
+        parse_methods("dense,bm25", qa=False)
+    with pytest.raises(EvalError, match="empty"):
+        parse_methods(" , ", qa=False)
+
+
+def test_llm_specs() -> None:
+    assert parse_llm_spec("openai:gpt-4o-mini") == {"llm_provider": "openai", "llm_model": "gpt-4o-mini"}
+    assert parse_llm_spec("scripted:/tmp/replies.json") == {"llm_provider": "scripted", "llm_model": "/tmp/replies.json"}
+    assert parse_llm_spec("llamacpp") == {"llm_provider": "llamacpp"}
+    assert parse_llm_spec("qwen2.5-1.5b") == {"llm_model": "qwen2.5-1.5b"}
+    with pytest.raises(EvalError):
+        parse_llm_spec(" ")

@@ -1,0 +1,116 @@
+"""The planner: one call for a good plan, one repair for a bad one, a fallback after that;
+the iterative planner composes the steps run so far with the model's next step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kag_neo4j.errors import LogicalFormError, StructuredOutputError
+from kag_neo4j.models.scripted import ScriptedLLM
+from kag_neo4j.solver.logical_form import OutputOp, RetrievalOp, parse_plan
+from kag_neo4j.solver.planner import Planner, fallback_plan
+from kag_neo4j.solver.runtime import Runtime, SolverConfig
+
+GOOD = """\
+Step1: When was the Harrow Valley Rail Company founded?
+Action1: Retrieval(s=s1:Company[`Harrow Valley Rail Company`], p=p1:foundedIn, o=o1:Year)
+Action2: Output(o1)"""
+BAD = "Step1: When?\nAction1: Retrive(s=s1, p=p1, o=o1)\nAction2: Output(o1)"
+
+
+def _planner(llm: ScriptedLLM) -> tuple[Planner, Runtime]:
+    rt = Runtime(None, llm, None, config=SolverConfig(), language="en")  # type: ignore[arg-type]
+    return Planner(rt, schema_summary="Relations: foundedIn"), rt
+
+
+def test_a_valid_plan_costs_one_call_and_sees_the_schema() -> None:
+    llm = ScriptedLLM([{"logical_form": GOOD}])
+    planner, rt = _planner(llm)
+    record = rt.new_record("Plan")
+    plan, fallback = planner.plan("When was the Harrow Valley Rail Company founded?", record)
+    assert not fallback and plan.steps[0].actions[0].operator.kind == "Retrieval"
+    assert len(llm.calls) == 1 and record.llm_calls == 1 and record.prompt_tokens > 0
+    assert "Relations: foundedIn" in llm.calls[0].messages[0].content
+
+
+def test_an_invalid_plan_is_sent_back_once_with_the_error() -> None:
+    llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": GOOD}])
+    planner, rt = _planner(llm)
+    plan, fallback = planner.plan("When was it founded?", rt.new_record("Plan"))
+    assert not fallback and len(llm.calls) == 2
+    repair = llm.calls[1].messages[-1].content
+    assert "Retrive" in repair and "Retrieval" in repair
+
+
+@pytest.mark.parametrize(
+    "responses",
+    [
+        [{"logical_form": BAD}, {"logical_form": BAD}],
+        [{"logical_form": "I think the answer is 1871."}, {"logical_form": "Step1: still no actions"}],
+        [StructuredOutputError("no valid JSON")],
+    ],
+)
+def test_planning_failure_falls_back_to_one_chunk_retrieval_step(responses: list[Any]) -> None:
+    llm = ScriptedLLM(responses)
+    planner, rt = _planner(llm)
+    record = rt.new_record("Plan")
+    plan, fallback = planner.plan("When was the Harrow Valley Rail Company founded?", record)
+    assert fallback and record.error
+    assert plan == fallback_plan("When was the Harrow Valley Rail Company founded?")
+    assert len(llm.calls) <= 2
+
+
+def test_the_fallback_plan_retrieves_for_the_question_itself() -> None:
+    plan = fallback_plan("Who founded  the\ncompany?")
+    (step,) = plan.steps
+    assert step.question == "Who founded the company?"
+    assert isinstance(step.actions[0].operator, RetrievalOp) and step.actions[0].operator.s.is_bare
+    assert isinstance(step.actions[1].operator, OutputOp) and plan.output.names == ["o1"]
+    assert parse_plan(plan.to_text()) == plan
+
+
+DONE = parse_plan(
+    """\
+Step1: Who founded the Harrow Valley Rail Company?
+Action1: Retrieval(s=s1:Company[`Harrow Valley Rail Company`], p=p1:founder, o=o1:Person)
+Action2: Output(o1)"""
+).steps
+
+
+def _done_without_output() -> list[Any]:
+    step = DONE[0]
+    return [step.model_copy(update={"actions": step.actions[:1]})]
+
+
+def test_next_step_continues_from_the_results_known() -> None:
+    llm = ScriptedLLM([{"logical_form": "Step2: Where was the founder born?\nAction2: Retrieval(s=o1, p=p2:bornIn, o=o2:Town)"}])
+    planner, rt = _planner(llm)
+    step = planner.next_step("Where was the founder born?", _done_without_output(), {1: {"o1": "Ada Pembroke"}},
+                             rt.new_record("Plan"))
+    assert step is not None and not step.done
+    assert [s.number for s in step.new_steps] == [2]
+    assert step.plan.output.names == ["o2"], "a placeholder Output names the newest alias"
+    prompt = llm.calls[0].messages[-1].content
+    assert "// o1 = Ada Pembroke" in prompt and "Step1:" in prompt
+
+
+def test_next_step_output_only_means_done() -> None:
+    llm = ScriptedLLM([{"logical_form": "Action2: Output(o1)"}])
+    planner, rt = _planner(llm)
+    step = planner.next_step("Who founded it?", _done_without_output(), {1: {"o1": "Ada"}}, rt.new_record("Plan"))
+    assert step is not None and step.done and step.new_steps == [] and step.plan.output.names == ["o1"]
+
+
+def test_unusable_next_step_gives_none_after_one_repair() -> None:
+    llm = ScriptedLLM([{"logical_form": "Step1: again\nAction1: Retrieval(s=s9, p=p1, o=o1)"}] * 2)
+    planner, rt = _planner(llm)
+    record = rt.new_record("Plan")
+    assert planner.next_step("q?", _done_without_output(), {}, record) is None
+    assert len(llm.calls) == 2 and record.error
+
+
+def test_compose_rejects_a_reply_without_steps_or_output() -> None:
+    with pytest.raises(LogicalFormError):
+        Planner._compose(_done_without_output(), "I cannot plan this.")

@@ -1,0 +1,61 @@
+"""The deterministic matching that decides when graph facts answer a step without a model."""
+
+from __future__ import annotations
+
+import pytest
+
+from kag_neo4j.solver.matching import (
+    fits_type,
+    looks_like_value,
+    name_similarity,
+    predicate_similarity,
+    stem,
+)
+from kag_neo4j.solver.validate import VALUE_TYPES
+
+
+@pytest.mark.parametrize(
+    ("wanted", "found"),
+    [("foundedIn", "founded_in"), ("founded", "found in"), ("founder", "founded"), ("openedIn", "opened"),
+     ("bornIn", "born in"), ("designed", "design")],
+)
+def test_same_meaning_predicates_match_strongly(wanted: str, found: str) -> None:
+    assert predicate_similarity(wanted, found) >= 0.85
+
+
+@pytest.mark.parametrize(
+    ("wanted", "found"),
+    [("foundedIn", "merged"), ("birthPlace", "born in"), ("openedIn", "designed"), ("bornIn", "")],
+)
+def test_different_predicates_do_not(wanted: str, found: str) -> None:
+    assert predicate_similarity(wanted, found) < 0.85
+
+
+def test_chinese_predicates_compare_by_bigrams() -> None:
+    assert predicate_similarity("出生地", "出生地") == 1.0
+    assert predicate_similarity("出生于", "出生地") < 0.85
+    assert predicate_similarity("创立", "出生于") == 0.0
+
+
+def test_stems() -> None:
+    assert {stem(w) for w in ("founded", "founder", "founding", "found")} == {"found"}
+    assert stem("running") == "run" and stem("merged") == stem("merge")
+
+
+@pytest.mark.parametrize(
+    ("mention", "name", "close"),
+    [("Harrow Valley Rail Company", "the Harrow Valley Rail Company", True), ("ada pembroke", "Ada Pembroke", True),
+     ("王明远", "王明远", True), ("Millbrook Viaduct", "Millbrook", True), ("Kestrel Bay", "Saltmere", False),
+     ("Harrow Valley Rail Company", "Harrow River", False)],
+)
+def test_name_similarity(mention: str, name: str, close: bool) -> None:
+    assert (name_similarity(mention, name) >= 0.8) is close
+
+
+def test_fits_type() -> None:
+    assert fits_type("1871", "Year", VALUE_TYPES) and fits_type(1871, "Date", VALUE_TYPES)
+    assert not fits_type("Ada Pembroke", "Year", VALUE_TYPES)
+    assert fits_type("412 metres", "Integer", VALUE_TYPES) and not fits_type("many", "Number", VALUE_TYPES)
+    assert fits_type("Kestrel Bay", "Town", VALUE_TYPES) and not fits_type("1871", "Person", VALUE_TYPES)
+    assert fits_type("anything", None, VALUE_TYPES) and not fits_type("  ", None, VALUE_TYPES)
+    assert looks_like_value("1950年") and not looks_like_value("杭州")
