@@ -655,7 +655,9 @@ class Resolver:
                     if first_node[i].family != VALUE_FAMILY]
             graph_similar = self.lookup.similar(rows, min_cosine=self.similarity, k=self.neighbours) if rows else {}
         known: dict[str, EntityNode] = {}  # made earlier in this batch
-        known_alias: dict[str, str] = {}  # "<family>:<alias key>" -> id, for entities made earlier in this batch
+        # "<family>:<alias key>" -> ids of entities that earlier documents of this batch gave that alias
+        # (the graph's alias_text index does not show them yet)
+        known_alias: dict[str, set[str]] = {}
         by_family = _FamilyVectors()
         for doc, doc_aliases in zip(documents, per_doc_aliases):
             stats.entity_records += doc.entity_records
@@ -682,11 +684,13 @@ class Resolver:
                     continue
                 node.embedding = vectors.get(node_id)
                 known[node_id] = node
-                for key in own_aliases:
-                    known_alias.setdefault(entity_id(node.family, key), node_id)
                 if node.embedding is not None:
                     by_family.add(node.family, node_id, node.embedding)
                 doc_new += 1
+            for node_id, keys in _alias_keys(doc).items():  # what the writer will store as aliases
+                family = doc.entities[node_id].family
+                for key in keys:
+                    known_alias.setdefault(entity_id(family, key), set()).add(node_id)
             stats.new_entities += doc_new
             doc.merges = max(0, doc.entity_records - doc_new)
             stats.merged += doc.merges
@@ -708,7 +712,7 @@ class Resolver:
 
     def _by_alias(
         self, node: EntityNode, own_aliases: list[str], in_graph: set[str], known: dict[str, EntityNode],
-        known_alias: dict[str, str], graph: list[dict[str, Any]],
+        known_alias: dict[str, set[str]], graph: list[dict[str, Any]],
     ) -> EntityNode | None:
         if node.family == VALUE_FAMILY:
             return None
@@ -718,13 +722,19 @@ class Resolver:
                 return self._merged_into(node, candidate, known[candidate], key)
             if candidate in in_graph:
                 return self._merged_into(node, candidate, None, key)
-        candidate = known_alias.get(node.id)  # it is an alias of an entity made earlier in the batch
-        if candidate is not None:
-            return self._merged_into(node, candidate, known[candidate], known[candidate].key)
-        for match in sorted(graph, key=lambda m: m["match"]):  # it is an alias of an entity in the graph
+        # it is an alias of an entity: one given that alias earlier in this batch, or one in the graph
+        owners = {i for i in known_alias.get(node.id, ()) if i != node.id}
+        keys: dict[str, str] = {}
+        for match in graph:
             if match.get("family") == node.family and any(name_key(a) == node.key for a in match.get("aliases") or []):
-                return self._merged_into(node, match["match"], None, match["key"])
-        return None
+                owners.add(match["match"])
+                keys[match["match"]] = match["key"]
+        if not owners:
+            return None
+        owner = min(owners)
+        if owner in known:
+            return self._merged_into(node, owner, known[owner], known[owner].key)
+        return self._merged_into(node, owner, None, keys.get(owner) or owner.split(":", 1)[-1])
 
     def _similar(
         self, node: EntityNode, vector: list[float] | None, known: dict[str, EntityNode],

@@ -110,3 +110,30 @@ def test_changed_document_replaces_exactly_its_facts(
     migrations.migrate(db, embedding_dimension=TEST_DIMENSION)
     _load(db, test_settings, embedder, [folder])
     assert snapshot(db) == after_update
+
+
+def test_load_command_light_mode(db: Database, test_settings: Settings, monkeypatch: pytest.MonkeyPatch,
+                                 tmp_path: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from kag_neo4j.cli.load import register
+
+    app = typer.Typer()
+    register(app)
+    monkeypatch.setenv("NEO4J_URI", test_settings.neo4j_uri or "")
+    monkeypatch.setenv("KAG_EMBEDDER", "hashing")
+    monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
+    monkeypatch.setenv("KAG_HOME", str(tmp_path))
+    runner = CliRunner()
+    result = runner.invoke(app, ["load", str(FIXTURES / "passages.json"), "--mode", "light", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["documents_loaded"] == 12 and summary["chunks"] == 12 and summary["entities_new"] > 0
+    assert summary["graph"]["documents"] == 12 and summary["graph"]["mentions"] > 0
+    table = runner.invoke(app, ["load", str(FIXTURES / "passages.json"), "--mode", "light"])
+    assert table.exit_code == 0 and "12 unchanged (skipped)" in table.output
+    missing = runner.invoke(app, ["load", str(tmp_path / "nope.json"), "--mode", "light"])
+    assert missing.exit_code == 1 and "does not exist" in missing.output
+    bad_mode = runner.invoke(app, ["load", str(FIXTURES / "passages.json"), "--mode", "heavy"])
+    assert bad_mode.exit_code == 2 and "--mode full or --mode light" in bad_mode.output

@@ -1,0 +1,52 @@
+"""Name keys and the lexical guard of embedding merges."""
+
+from __future__ import annotations
+
+import pytest
+
+from kag_neo4j.builder.names import MAX_KEY, name_key, similar_names
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("The Beatles", "beatles"),
+        ("  Zürich ", "zurich"),
+        ("Jean-Paul Sartre", "jean paul sartre"),
+        ("McDonald's", "mcdonald"),
+        ("U.S.A.", "u s a"),
+        ("促肾上腺皮质[激]素", "促肾上腺皮质 激 素"),
+        ("ガンダム", "ガンダム"),  # kana keep their voicing marks
+        ("Ａｃｍｅ", "acme"),  # full-width letters (NFKC)
+        ("A", "a"),
+        ("!!!", ""),
+    ],
+)
+def test_name_key(name: str, key: str) -> None:
+    assert name_key(name) == key
+
+
+def test_voiced_kana_do_not_collapse() -> None:
+    assert name_key("ガ") != name_key("カ")
+
+
+def test_long_keys_are_shortened_with_a_hash() -> None:
+    long = "word " * 100
+    key = name_key(long)
+    assert len(key) == MAX_KEY and "~" in key
+    assert name_key(long + "x") != key
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("charles babbage", "charles babbages", True),
+        ("babbage", "charles babbage", True),
+        ("ibm", "international business machines", True),
+        ("1990 fifa world cup", "1994 fifa world cup", False),
+        ("paris", "london", False),
+        ("john smith", "john smyth", True),
+    ],
+)
+def test_similar_names(a: str, b: str, expected: bool) -> None:
+    assert similar_names(a, b) is expected
