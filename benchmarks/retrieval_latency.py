@@ -259,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             corpus = load_corpus(resolve_dataset(dataset, data_dir=args.data_dir).corpus)
             drop_replicas(db)
             if loaded != dataset:
-                print(f"[{name}] loading {dataset} ({len(corpus.passages)} passages, light)", file=sys.stderr)
+                print(f"[{name}] {dataset}: {len(corpus.passages)} passages (loaded light unless already there)",
+                      file=sys.stderr)
                 ensure_corpus_loaded(db, corpus, settings=settings, embedder=embedder, replace=True,
                                      log=lambda m: print(m, file=sys.stderr))
                 loaded = dataset

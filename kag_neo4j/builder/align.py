@@ -539,6 +539,11 @@ class NoLookup:
         return {}
 
 
+def _same_kind(a: str | None, b: str | None) -> bool:
+    """Semantic types (NER labels, off-schema types) do not contradict each other."""
+    return a is None or b is None or a.casefold() == b.casefold()
+
+
 class _FamilyVectors:
     """Unit vectors of the entities made earlier in a batch, per type family (numpy, growing)."""
 
@@ -745,11 +750,12 @@ class Resolver:
         best: tuple[float, str, EntityNode | None, str] | None = None
         for score, other_id in by_family.above(node.family, vector, self.similarity):
             other = known[other_id]
-            if similar_names(node.key, other.key):
+            if similar_names(node.key, other.key) and _same_kind(node.semantic_type, other.semantic_type):
                 best = (score, other_id, other, other.key)
                 break
         for match in graph:
-            if match.get("family") != node.family or not similar_names(node.key, str(match.get("key") or "")):
+            if match.get("family") != node.family or not similar_names(node.key, str(match.get("key") or "")) \
+                    or not _same_kind(node.semantic_type, match.get("semantic_type")):
                 continue
             score = float(match["cosine"])
             if score >= self.similarity and (best is None or (score, match["match"]) > (best[0], best[1])):

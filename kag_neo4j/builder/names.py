@@ -53,12 +53,32 @@ def tokens(key: str) -> list[str]:
     return _WORD.findall(key)
 
 
-def similar_names(a: str, b: str) -> bool:
-    """A cheap lexical guard for embedding-based merges of two name keys.
+#: words that make a name a description of something else ("University of Toronto" is not Toronto)
+FUNCTION_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "to", "a", "an", "by", "with", "from"})
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
-    True when the numbers agree and one name's words are contained in the other's, one is
-    the other's acronym, or the strings are close (difflib ratio >= 0.75). Embedding
-    similarity alone merges "1990 FIFA World Cup" with "1994 FIFA World Cup"; this refuses.
+
+def _close_tokens(x: str, y: str) -> bool:
+    """Two words that differ by a typo or an inflection (``babbage`` / ``babbages``)."""
+    if x == y:
+        return True
+    if min(len(x), len(y)) <= 4 or _CJK.search(x) or _CJK.search(y):
+        return False
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, x, y).ratio() >= 0.8
+
+
+def similar_names(a: str, b: str) -> bool:
+    """A lexical guard for embedding-based merges of two name keys (embedding similarity alone
+    merges "1990 FIFA World Cup" with "1994 FIFA World Cup", or "University of Toronto" with
+    "Toronto"). True when the numbers agree and one of:
+
+    * one is the other's acronym (``ibm`` / ``international business machines``);
+    * the shorter is the tail of a short name without function words (a surname:
+      ``puzo`` / ``mario puzo``, ``de niro`` / ``robert de niro``);
+    * same number of words, each equal or - for Latin words longer than four letters - nearly so
+      (``charles babbages`` / ``charles babbage``). CJK words must be equal.
     """
     if a == b:
         return True
@@ -67,12 +87,9 @@ def similar_names(a: str, b: str) -> bool:
     ta, tb = tokens(a), tokens(b)
     if not ta or not tb:
         return False
-    sa, sb = set(ta), set(tb)
-    if sa <= sb or sb <= sa:
+    short, long = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if len(short) == 1 and len(long) > 1 and short[0] == "".join(w[0] for w in long if w not in FUNCTION_WORDS):
         return True
-    for short, long in ((ta, tb), (tb, ta)):
-        if len(short) == 1 and len(long) > 1 and short[0] == "".join(word[0] for word in long):
-            return True
-    from difflib import SequenceMatcher
-
-    return SequenceMatcher(None, a, b).ratio() >= 0.75
+    if len(short) < len(long) <= 4 and long[-len(short):] == short and not set(long) & FUNCTION_WORDS:
+        return True
+    return len(ta) == len(tb) and all(_close_tokens(x, y) for x, y in zip(ta, tb))

@@ -153,8 +153,8 @@ class LoadSummary(BaseModel):
             ("entities", f"{self.entities_new} new from {self.entity_mentions} mentions"),
             ("merges", f"{self.merged} mentions merged into existing entities "
                        f"({self.alias_merges} by alias, {self.similarity_merges} by embedding)"),
-            ("relations", f"{self.relations} written ({self.mentions} MENTIONED_IN, {self.events} events, "
-                          f"{self.concept_links} BELONGS_TO)"),
+            ("relations", f"{self.relations} facts written, {self.mentions} MENTIONED_IN, "
+                          f"{self.concept_links} BELONGS_TO, {self.events} events"),
             ("model calls", f"{self.llm_calls} LLM ({self.llm_cache_hits} cached), {self.embedded_texts} texts "
                             f"embedded ({self.embedding_cache_hits} cached)"),
             ("tokens", str(self.tokens)),
@@ -352,8 +352,7 @@ class Pipeline:
             apply_schema(self.db, self.options.spg_schema, dimensions=dims)
         taxonomy = self.options.taxonomy
         if taxonomy is not None:
-            vectors = self.vectoriser.taxonomy_vectors(taxonomy)
-            self.summary.taxonomy_concepts = self.writer.write_taxonomy(taxonomy, vectors)
+            self.summary.taxonomy_concepts = self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors)
 
     def _statuses(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         rows = self.db.read(query("builder/document_status"), ids=ids)

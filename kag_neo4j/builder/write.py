@@ -377,23 +377,40 @@ class GraphWriter:
                     self.after_slice(stats)
         return total
 
-    def write_taxonomy(self, taxonomy: Taxonomy, vectors: dict[str, list[float]] | None = None) -> int:
-        """Write a taxonomy's concepts and concept edges (idempotent); returns the concept count."""
+    def write_taxonomy(self, taxonomy: Taxonomy, vectors: Callable[[Taxonomy], dict[str, list[float]]] | None = None) -> int:
+        """Write a taxonomy's concepts and concept edges unless the same taxonomy is already
+        loaded (checksum in ``(:KagMeta {key: 'taxonomy:<source>'})``); returns the number of
+        concepts written (0 when unchanged). ``vectors`` gives concept id -> vector."""
         concepts, edges = taxonomy.rows()
+        key = f"taxonomy:{taxonomy.source}"
+        checksum = taxonomy_checksum(concepts, edges)
+        rows = self.db.read(query("builder/taxonomy_checksum"), key=key)
+        if rows and rows[0]["checksum"] == checksum:
+            return 0
+        by_id = vectors(taxonomy) if vectors is not None else {}
         for row in concepts:
-            row["embedding"] = (vectors or {}).get(row["id"])
+            row["embedding"] = by_id.get(row["id"])
 
         def work(tx: ManagedTransaction) -> None:
             for start in range(0, len(concepts), 2000):
                 _run(tx, query("builder/taxonomy_concepts"), rows=concepts[start : start + 2000],
-                     taxonomy=taxonomy.source, replace_vectors=False)
+                     taxonomy=taxonomy.source, replace_vectors=True)
             for rel_type, edge_rows in sorted(edges.items()):
                 cypher = render("builder/taxonomy_edges", rel_type=rel_type)
                 for start in range(0, len(edge_rows), 5000):
                     _run(tx, cypher, rows=edge_rows[start : start + 5000])
+            _run(tx, query("builder/taxonomy_record"), key=key, checksum=checksum, concepts=len(concepts),
+                 edges=sum(len(rows) for rows in edges.values()))
 
         self.db.write_tx(work)
         return len(concepts)
+
+
+def taxonomy_checksum(concepts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]]) -> str:
+    import hashlib
+
+    payload = json.dumps([concepts, edges], ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def bump_graph_version(db: Database, reason: str) -> int:

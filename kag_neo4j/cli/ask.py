@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
@@ -149,8 +149,9 @@ def trace(
                 console.print("no runs stored yet; ask a question with `kag-neo4j ask \"...\"`")
                 return
             table = Table(title="recent runs")
-            for column in ("run id", "question", "answer"):
-                table.add_column(column, overflow="fold")
+            table.add_column("run id", no_wrap=True, min_width=32)
+            table.add_column("question", overflow="fold")
+            table.add_column("answer", overflow="fold")
             for run in runs:
                 table.add_row(run["id"], escape(str(run["question"])[:80]), escape(str(run["answer"])[:60]))
             console.print(table)
@@ -161,8 +162,8 @@ def trace(
         return
     _print_trace(view)
     console.print("\n[bold]Draw the reasoning path in Neo4j Browser[/] (run both lines):")
-    console.print(f":param run_id => '{run_id}'", markup=False, highlight=False)
-    console.print(browser_query().strip(), markup=False, highlight=False)
+    typer.echo(f":param run_id => '{run_id}'")  # plain echo: a wrapped line would break the query
+    typer.echo(browser_query().strip())
 
 
 @reports_errors
@@ -198,7 +199,7 @@ def quickstart(
         llm = build_llm(settings)
         embedder = build_embedder(settings)
         kag = KAG(db, llm, embedder)
-        load_mode = "light" if light else "full"
+        load_mode: Literal["full", "light"] = "light" if light else "full"
         console.print(f"loading the sample corpus ({corpus_dir()}) in {load_mode} mode"
                       + (" (no LLM: NER and co-occurrence facts)" if light else
                          " (one LLM call per chunk with the offline model; cached after the first run)") + " …")

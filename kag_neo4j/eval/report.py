@@ -26,17 +26,17 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def _pair(low: float | None, high: float | None, digits: int) -> str:
-    return DASH if low is None else f"{low:.{digits}f} / {_num(high, digits)}"
+    return DASH if low is None else f"{low:.{digits}f}/{_num(high, digits)}"
 
 
 def columns(run: EvalRun) -> list[str]:
     qa = any(m.em is not None for m in run.methods)
     head = ["method", *(f"R@{k}" for k in run.k_values)]
     if qa:
-        head += ["EM", "F1", "LLM calls/q", "tokens/q"]
-    head += ["retrieval ms p50 / p95"]
+        head += ["EM", "F1", "calls/q", "tokens/q"]
+    head += ["ms p50/p95"]
     if qa:
-        head += ["QA s p50 / p95"]
+        head += ["QA s p50/p95"]
     return head + ["errors"]
 
 
@@ -62,6 +62,8 @@ def markdown(run: EvalRun) -> str:
         f"- recall@k: share of gold supporting passages (by {unit}) among the first k distinct passages retrieved",
         f"- embedder: `{run.embedder}`; LLM: `{run.llm or 'none (retrieval only)'}`",
         f"- Neo4j {run.neo4j or '?'}, GDS {run.gds or '?'}, database `{run.database}`, graph version {run.graph_version}",
+        "- calls/q, tokens/q: LLM calls and tokens per answered question; ms p50/p95: retrieval latency; "
+        "QA s p50/p95: answer latency",
         f"- run: {run.started_at}, {run.seconds:.0f} s"
         + (f" ({run.resumed_rows} results resumed from the cache)" if run.resumed_rows else ""),
         "",

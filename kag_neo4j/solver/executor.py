@@ -72,6 +72,9 @@ class PlanExecutor:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self._run_outputs = True
+        #: action number -> the action as the planner wrote it (types and predicates before
+        #: standardisation), shown in records and the trace
+        self.written: dict[int, str] = {}
 
     # ---- scheduling ---------------------------------------------------------------------------
 
@@ -109,7 +112,8 @@ class PlanExecutor:
     def run_action(self, plan: ValidatedPlan, step: Step, action: Action, layer: int) -> StepRecord:
         op = action.operator
         record = self.rt.new_record(
-            op.kind, step=step.number, action=action.number, question=step.question, lf=op.to_text(), layer=layer
+            op.kind, step=step.number, action=action.number, question=step.question,
+            lf=self.written.get(action.number, op.to_text()), layer=layer,
         )
         record.depends_on = self._reads(plan, action)
         began = time.perf_counter()

@@ -101,9 +101,9 @@ def link_mention(rt: Runtime, record: StepRecord, mention: str, type_name: str |
     return linked
 
 
-def _close(rt: Runtime, mention: str, entity: LinkedEntity) -> float:
-    names = [entity.name, *entity.aliases]
-    return max(name_similarity(mention, name) for name in names)
+def _close(mention: str, entity: LinkedEntity) -> float:
+    """How close the entity's name or one of its aliases is to the mention."""
+    return max(name_similarity(mention, name) for name in [entity.name, *entity.aliases])
 
 
 def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPlan) -> None:
@@ -113,9 +113,8 @@ def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPla
     if type_name and plan.is_value_type(type_name):
         type_name = None
     linked = link_mention(rt, record, mention, type_name)
-    close = [(entity, _close(rt, mention, entity)) for entity in linked]
-    anchors = [entity for entity, score in close if score >= rt.config.name_threshold]
-    anchors.sort(key=lambda e: -_close(rt, mention, e))
+    scored = sorted(((entity, _close(mention, entity)) for entity in linked), key=lambda pair: -pair[1])
+    anchors = [entity for entity, score in scored if score >= rt.config.name_threshold]
     for rank, entity in enumerate(linked, start=1):
         record.used.append(Used(kind="Entity", id=entity.id, rank=rank, score=round(entity.score, 6)))
     if anchors:
@@ -313,9 +312,9 @@ def _normalise_value(text: str, type_name: str | None) -> Any:
 
 def _bind(rt: Runtime, record: StepRecord, alias: str, items: list[Item], source: str, question: str) -> None:
     unique: list[Item] = []
-    seen: set[tuple[str | None, str]] = set()
+    seen: set[tuple[str | None, str | None, str]] = set()
     for item in items:
-        key = (item.entity_id, item.text if item.entity_id is None else "")
+        key = (item.key, item.entity_id, item.text if item.entity_id is None else "")
         if key in seen:
             continue
         seen.add(key)
@@ -369,10 +368,17 @@ def run_retrieval(
     ]
     if strong and other is not None:
         record.source = "graph"
-        record.facts = [c.fact for c in strong]
         if other.kind == "free":
-            items = [Item(value=c.value, entity_id=c.other_id, key=c.anchor_id) for c in strong]
+            if other_type in value_types:  # a value per anchor: the best-matching fact's
+                best: dict[str, _Candidate] = {}
+                for c in strong:
+                    best.setdefault(c.anchor_id, c)
+                strong = list(best.values())
+                items = [Item(value=c.value, key=c.anchor_id) for c in strong]
+            else:
+                items = [Item(value=c.value, entity_id=c.other_id, key=c.anchor_id) for c in strong]
             _bind(rt, record, other.element.alias, items, "graph", question)
+        record.facts = [c.fact for c in strong]
         _bind(rt, record, op.p.alias, [Item(value=c.fact.predicate) for c in strong], "graph", question)
         for rank, c in enumerate(strong, start=1):
             if c.other_id:
@@ -436,8 +442,8 @@ def _link_answer(rt: Runtime, record: StepRecord, answer: str, type_name: str | 
     """An entity-typed sub-answer, linked back to the graph when a close entity exists."""
     type_filter = type_name if type_name and type_name != GENERIC_TYPE and not plan.is_value_type(type_name) else None
     linked = link_mention(rt, record, answer, type_filter)
-    best = max(linked, key=lambda e: _close(rt, answer, e), default=None)
-    if best is not None and _close(rt, answer, best) >= rt.config.name_threshold:
+    best = max(linked, key=lambda e: _close(answer, e), default=None)
+    if best is not None and _close(answer, best) >= rt.config.name_threshold:
         record.used.append(Used(kind="Entity", id=best.id, rank=1, score=round(best.score, 6)))
         return Item(value=best.name, entity_id=best.id)
     return Item(value=" ".join(answer.split())[:300])

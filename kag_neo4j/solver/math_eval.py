@@ -462,7 +462,7 @@ class Expression:
         return sorted(found, key=lambda use: use.column)
 
     def evaluate(self, bindings: Mapping[str, Any] | None = None) -> MathValue:
-        return _Evaluator(bindings or {}).eval(self.root)
+        return _Evaluator(bindings or {}).value_of(self.root)
 
 
 def parse_expression(text: str) -> Expression:
@@ -512,7 +512,7 @@ class _Evaluator:
     def __init__(self, bindings: Mapping[str, Any]) -> None:
         self.bindings = bindings
 
-    def eval(self, node: _Node) -> Any:
+    def value_of(self, node: _Node) -> Any:
         if isinstance(node, _Num):
             return node.value
         if isinstance(node, _Str):
@@ -525,16 +525,16 @@ class _Evaluator:
                 )
             return self.bindings[node.name]
         if isinstance(node, _Unary):
-            value = self.number(self.eval(node.operand), node.operand)
+            value = self.number(self.value_of(node.operand), node.operand)
             return -value if node.op == "-" else value
         if isinstance(node, _Percent):
-            value = self.number(self.eval(node.operand), node.operand)
+            value = self.number(self.value_of(node.operand), node.operand)
             return _check(value / 100, node.column)
         if isinstance(node, _Binary):
             return self.binary(node)
         if isinstance(node, _Call):
             spec = FUNCTIONS[node.name]
-            args = [self.eval(arg) for arg in node.args]
+            args = [self.value_of(arg) for arg in node.args]
             return spec.impl(self, node, args)
         raise AssertionError(node)  # pragma: no cover
 
@@ -621,8 +621,8 @@ class _Evaluator:
     # ---- operators ----------------------------------------------------------------------
 
     def binary(self, node: _Binary) -> Any:
-        left = self.operand(self.eval(node.left), node.left)
-        right = self.operand(self.eval(node.right), node.right)
+        left = self.operand(self.value_of(node.left), node.left)
+        right = self.operand(self.value_of(node.right), node.right)
         op = node.op
         left_date = isinstance(left, _dt.date)
         right_date = isinstance(right, _dt.date)

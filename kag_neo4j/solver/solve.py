@@ -85,6 +85,7 @@ class Solver:
         schema = self.graph_schema()
         planner = Planner(rt, schema_summary=schema.summary())
         executor = PlanExecutor(rt)
+        plan: Plan | None
         if mode == "static":
             plan = self._static(rt, planner, executor, schema, question)
         else:
@@ -121,14 +122,14 @@ class Solver:
         began = time.perf_counter()
         plan, fallback = planner.plan(question, record)
         validated = self._validate(plan, schema)
-        record.lf = validated.plan.to_text()
-        record.layer = None
+        record.lf = plan.to_text()
         record.note += "; ".join(issue.message for issue in validated.warnings)
         if fallback:
             record.note = record.note or "fallback plan"
         record.ms = round((time.perf_counter() - began) * 1000, 2)
+        executor.written = {action.number: action.operator.to_text() for _, action in plan.actions()}
         executor.run(validated)
-        return validated.plan
+        return plan
 
     def _iterative(
         self, rt: Runtime, planner: Planner, executor: PlanExecutor, schema: GraphSchema, question: str
@@ -145,10 +146,11 @@ class Solver:
                 break
             validated = self._validate(step.plan, schema)
             new_numbers = {s.number for s in step.new_steps}
-            record.lf = "\n".join(s.to_text() for s in validated.plan.steps if s.number in new_numbers) or (
-                validated.plan.output.to_text()
+            record.lf = "\n".join(s.to_text() for s in step.plan.steps if s.number in new_numbers) or (
+                step.plan.output.to_text()
             )
-            current = validated.plan
+            current = step.plan
+            executor.written = {action.number: action.operator.to_text() for _, action in step.plan.actions()}
             known = {s.number for s in done}
             executor.run(validated, skip=known, first_layer=iteration, run_outputs=step.done)
             if step.done:  # an Output appended to a step that already ran
@@ -156,7 +158,7 @@ class Solver:
                     if isinstance(action.operator, OutputOp) and plan_step.number in known:
                         executor.run_action(validated, plan_step, action, iteration)
             definitions = validated.plan.definitions()
-            done = [_without_output(s) for s in validated.plan.steps] if not step.done else list(validated.plan.steps)
+            done = [_without_output(s) for s in step.plan.steps] if not step.done else list(step.plan.steps)
             for number in new_numbers:
                 results[number] = {
                     alias: binding.text()

@@ -22,11 +22,11 @@ from kag_neo4j.store.database import Database
 
 DOCS: dict[str, tuple[str, str]] = {
     "hvrc": ("Harrow Valley Rail Company",
-             "The Harrow Valley Rail Company was founded in 1871 in the town of Millbrook by the civil "
-             "engineer Ada Pembroke."),
+             ("The Harrow Valley Rail Company was founded in 1871 in the town of Millbrook by the civil "
+              "engineer Ada Pembroke.")),
     "viaduct": ("Millbrook Viaduct",
-                "The Millbrook Viaduct is a stone railway bridge over the Harrow River. Construction began "
-                "in 1896 and the viaduct opened in 1899."),
+                ("The Millbrook Viaduct is a stone railway bridge over the Harrow River. Construction began "
+                 "in 1896 and the viaduct opened in 1899.")),
     "ada": ("Ada Pembroke", "Ada Pembroke (1839-1910) was a civil engineer born in Kestrel Bay."),
     "kestrel": ("Kestrel Bay", "The harbour of this fishing town shelters forty trawlers every winter."),
     "nile": ("Nile", "The Nile is a major north-flowing river in northeastern Africa."),

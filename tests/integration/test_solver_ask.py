@@ -17,7 +17,11 @@ from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.solver.trace import browser_query
 from kag_neo4j.store.database import Database
 from tests.integration.conftest import TEST_DIMENSION
-from tests.integration.solver_fixtures import chunk_id, knowledge_counts, write_fixture_graph
+from tests.integration.solver_fixtures import (
+    chunk_id,
+    knowledge_counts,
+    write_fixture_graph,
+)
 
 Reply = str | dict[str, Any] | Callable[[str], dict[str, Any]]
 
@@ -29,6 +33,7 @@ class Router:
         self.replies = {kind: list(items) for kind, items in replies.items()}
         self.kinds: list[str] = []
         self.prompts: list[str] = []
+        self.systems: list[str] = []
         self.llm = ScriptedLLM(self)
 
     @staticmethod
@@ -50,6 +55,7 @@ class Router:
         kind = self.kind(messages)
         self.kinds.append(kind)
         self.prompts.append(messages[-1].content)
+        self.systems.append(messages[0].content)
         queue = self.replies.get(kind)
         if not queue:
             raise AssertionError(f"unexpected {kind} call: {messages[-1].content[:300]}")
@@ -201,3 +207,12 @@ def test_no_trace_writes_nothing(graph: Database, embedder: HashingEmbedder) -> 
     answer = KAG(graph, router.llm, embedder).ask("Where was the founder born?", trace=False)
     assert answer.run_id is None and answer.known
     assert graph.read("MATCH (n) WHERE n:KagRun OR n:KagStep RETURN count(n) AS n")[0]["n"] == 0
+
+
+def test_the_planner_sees_the_graph_vocabulary(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[FOUNDER_TOWN])
+    KAG(graph, router.llm, embedder).ask("Where was the founder born?", trace=False)
+    system = router.systems[0]
+    assert "Entity types: Bridge, Organization, Person, River, Town" in system
+    assert "Relations: bornIn, founded" in system and "Other predicates: designed" in system
+    assert "MENTIONED_IN" not in system and "PART_OF" not in system

@@ -10,7 +10,11 @@ from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store.database import Database
 from tests.integration.conftest import TEST_DIMENSION
-from tests.integration.solver_fixtures import chunk_id, knowledge_counts, write_fixture_graph
+from tests.integration.solver_fixtures import (
+    chunk_id,
+    knowledge_counts,
+    write_fixture_graph,
+)
 from tests.integration.test_solver_ask import Router, plan
 
 UNKNOWN_STEP = plan("""\
@@ -137,3 +141,10 @@ Action2: Output(o1)""")
     answer = KAG(graph, router.llm, embedder).ask("What did Robert found?")
     assert answer.answer == "Harrow Valley Rail Company" and router.kinds == ["plan"]
     assert knowledge_counts(graph) == before
+
+
+def test_an_empty_database_fails_closed(db: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[UNKNOWN_STEP], subanswer=[{"answer": ""}], judge=[{"answerable": False, "query": ""}])
+    answer = KAG(db, router.llm, embedder).ask("Who was the first station master of Saltmere?")
+    assert not answer.known and answer.answer.startswith("I don't know") and answer.citations == []
+    assert router.kinds == ["plan"], "nothing retrieved: no sub-answer, judge or answer call is worth making"

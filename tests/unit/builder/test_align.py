@@ -334,3 +334,12 @@ def test_resolution_does_not_depend_on_batch_boundaries(cuts: list[int]) -> None
     assert one_batch[1] == ["entity:charles babbage"]  # "Babbage", "Charles Babbages" merged by embedding
     assert one_batch[7] == ["entity:barack obama"]  # an alias another document gave it
     assert run(cuts) == one_batch
+
+
+def test_embedding_merge_respects_semantic_types() -> None:
+    embedder = HashingEmbedder(256)
+    a1, a2 = _two_docs([ent("Charles Babbage", "Person")], [ent("Charles Babbages", "Organization")])
+    stats = Resolver(NoLookup(), embedder.embed_documents, similarity=0.8).resolve([a1, a2])
+    assert stats.similarity_merges == 0
+    a1, a2 = _two_docs([ent("Charles Babbage", "Person")], [ent("Charles Babbages", "Person")])
+    assert Resolver(NoLookup(), embedder.embed_documents, similarity=0.8).resolve([a1, a2]).similarity_merges == 1

@@ -39,7 +39,7 @@ def test_an_invalid_plan_is_sent_back_once_with_the_error() -> None:
     llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": GOOD}])
     planner, rt = _planner(llm)
     plan, fallback = planner.plan("When was it founded?", rt.new_record("Plan"))
-    assert not fallback and len(llm.calls) == 2
+    assert not fallback and len(llm.calls) == 2 and plan.output.names == ["o1"]
     repair = llm.calls[1].messages[-1].content
     assert "Retrive" in repair and "Retrieval" in repair
 
