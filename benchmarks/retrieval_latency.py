@@ -34,7 +34,7 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.eval import metrics
@@ -73,8 +73,8 @@ def _documents(dataset: str, data_dir: Path | None, limit: int) -> list[Any]:
     return documents[:limit] if limit else documents
 
 
-def our_load(db: Database, settings: Settings, embedder: Embedder, documents: list[Any], mode: str,
-             llm: Any = None) -> dict[str, Any]:
+def our_load(db: Database, settings: Settings, embedder: Embedder, documents: list[Any],
+             mode: Literal["light", "full"], llm: Any = None) -> dict[str, Any]:
     from kag_neo4j.builder.pipeline import LoadOptions, load
 
     clear_knowledge_base(db)
@@ -161,13 +161,15 @@ def parse_level(text: str) -> tuple[str, str, int]:
     return name, dataset, int(times or 1)
 
 
-def replicate(db: Database, copies: int, noise: float) -> None:
+def replicate(db: Database, present: int, copies: int, noise: float) -> None:
+    """Grow the graph from ``present`` to ``copies`` copies of the corpus (only adds: deleting
+    vectors would change the approximate nearest-neighbour index the next level measures)."""
     from kag_neo4j.builder.write import bump_graph_version
 
-    for replica in range(1, copies):
+    for replica in range(present, copies):
         for part in ("documents", "entities", "mentions", "facts"):
             db.auto_commit(cypher.query(f"eval/bench_replicate_{part}"), replica=replica, noise=noise)
-    if copies > 1:
+    if copies > present:
         bump_graph_version(db, "benchmark replicas")
 
 
@@ -209,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--yes", action="store_true", help="confirm: the configured database is emptied")
     parser.add_argument("--level", action="append", help=f"NAME=DATASET[*N] (default: {' '.join(DEFAULT_LEVELS)})")
+    parser.add_argument("--no-latency", action="store_true", help="only the load throughput")
     parser.add_argument("--queries", default="hotpotqa", help="dataset or question file whose questions are timed")
     parser.add_argument("--n-queries", type=int, default=50)
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
@@ -251,13 +254,19 @@ def main(argv: list[str] | None = None) -> int:
                 report["throughput"].append(graphrag_kg_load(db, embedder, llm, few))
             clear_knowledge_base(db)
 
-        query_files = resolve_dataset(args.queries, data_dir=args.data_dir)
-        questions = [q.question for q in load_questions(query_files.questions, limit=args.n_queries).questions]
+        levels = [] if args.no_latency else (args.level or list(DEFAULT_LEVELS))
+        questions = []
+        if levels:
+            query_files = resolve_dataset(args.queries, data_dir=args.data_dir)
+            questions = [q.question for q in load_questions(query_files.questions, limit=args.n_queries).questions]
         loaded: str | None = None
-        for level in args.level or DEFAULT_LEVELS:
+        present = 1
+        for level in levels:
             name, dataset, copies = parse_level(level)
             corpus = load_corpus(resolve_dataset(dataset, data_dir=args.data_dir).corpus)
-            drop_replicas(db)
+            if loaded != dataset or copies < present:
+                drop_replicas(db)
+                present = 1
             if loaded != dataset:
                 print(f"[{name}] {dataset}: {len(corpus.passages)} passages (loaded light unless already there)",
                       file=sys.stderr)
@@ -265,14 +274,18 @@ def main(argv: list[str] | None = None) -> int:
                                      log=lambda m: print(m, file=sys.stderr))
                 loaded = dataset
             started = time.perf_counter()
-            replicate(db, copies, args.noise)
+            replicate(db, present, copies, args.noise)
+            present = max(present, copies)
             size = db.read(cypher.query("eval/bench_graph_size"))[0]
             print(f"[{name}] {size['chunks']} chunks, {size['entities']} entities "
                   f"(replicas: {time.perf_counter() - started:.0f} s); timing {len(questions)} queries", file=sys.stderr)
             rows = measure_level(db, embedder, questions, method_names, args.k)
             report["latency"].append({"level": name, "dataset": dataset, "copies": copies, **size,
                                       "methods": rows, "memory": memory(db)})
-        drop_replicas(db)
+        # The replicas (and their removal) change the HNSW vector index, and with it approximate
+        # nearest-neighbour results: leave no half-measured graph behind for an evaluation.
+        clear_knowledge_base(db)
+        print("the database was emptied; `kag-neo4j eval` loads its corpus afresh", file=sys.stderr)
     report["python_peak_rss_mb"] = round(peak_rss_mb(), 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")

@@ -46,7 +46,7 @@ from kag_neo4j.builder.aligned import (
     Mention,
 )
 from kag_neo4j.builder.concepts import Taxonomy, concept_id
-from kag_neo4j.builder.names import name_key, similar_names
+from kag_neo4j.builder.names import display_rank, name_key, similar_names
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValue, SourceDocument
 from kag_neo4j.errors import InvalidIdentifierError
 from kag_neo4j.schema.models import ResolvedRelation, ResolvedSchema, ResolvedType, TypeKind
@@ -381,7 +381,7 @@ class Aligner:
         for node_id, group in groups.items():
             family, key = node_id.split(":", 1)
             surfaces = Counter(r.name for r in group if r.key == key) or Counter(r.name for r in group)
-            name = min(surfaces, key=lambda n: (-surfaces[n], n))
+            name = min(surfaces, key=lambda n: (display_rank(n), -surfaces[n], n))
             labels: list[str] = []
             for record in group:
                 labels.extend(label for label in record.info.labels if label not in labels)
@@ -537,6 +537,14 @@ class NoLookup:
 
     def similar(self, rows: Sequence[dict[str, Any]], *, min_cosine: float, k: int) -> dict[str, list[dict[str, Any]]]:
         return {}
+
+
+#: type names of people: only their bare surnames may join full names ("Puzo" -> "Mario Puzo")
+PERSON_TYPES = frozenset({"person", "people", "human", "per", "character", "人物", "人"})
+
+
+def _person_like(semantic_type: str | None) -> bool:
+    return semantic_type is not None and semantic_type.casefold() in PERSON_TYPES
 
 
 def _same_kind(a: str | None, b: str | None) -> bool:
@@ -745,24 +753,31 @@ class Resolver:
         self, node: EntityNode, vector: list[float] | None, known: dict[str, EntityNode],
         by_family: _FamilyVectors, graph: list[dict[str, Any]],
     ) -> EntityNode | None:
+        """The one known entity ``node`` is an embedding-near variant of; ``None`` when there is
+        none, or more than one (an ambiguous name such as a bare surname stays apart)."""
         if vector is None or self.similarity is None or node.family == VALUE_FAMILY:
             return None
-        best: tuple[float, str, EntityNode | None, str] | None = None
-        for score, other_id in by_family.above(node.family, vector, self.similarity):
+        candidates: dict[str, tuple[EntityNode | None, str]] = {}
+        for _score, other_id in by_family.above(node.family, vector, self.similarity):
             other = known[other_id]
-            if similar_names(node.key, other.key) and _same_kind(node.semantic_type, other.semantic_type):
-                best = (score, other_id, other, other.key)
-                break
+            if self._variant(node, other.key, other.semantic_type):
+                candidates[other_id] = (other, other.key)
         for match in graph:
-            if match.get("family") != node.family or not similar_names(node.key, str(match.get("key") or "")) \
-                    or not _same_kind(node.semantic_type, match.get("semantic_type")):
-                continue
-            score = float(match["cosine"])
-            if score >= self.similarity and (best is None or (score, match["match"]) > (best[0], best[1])):
-                best = (score, match["match"], None, str(match["key"]))
-        if best is None:
+            key = str(match.get("key") or "")
+            if match.get("family") == node.family and float(match["cosine"]) >= self.similarity \
+                    and self._variant(node, key, match.get("semantic_type")):
+                candidates.setdefault(str(match["match"]), (None, key))
+        if len(candidates) != 1:
             return None
-        return self._merged_into(node, best[1], best[2], best[3])
+        [(target_id, (target, key))] = candidates.items()
+        return self._merged_into(node, target_id, target, key)
+
+    def _variant(self, node: EntityNode, key: str, semantic_type: str | None) -> bool:
+        if not _same_kind(node.semantic_type, semantic_type):
+            return False
+        # a bare surname may join a full name only where names are known to be people's
+        tails = _person_like(node.semantic_type or semantic_type) or node.family.casefold() in PERSON_TYPES
+        return similar_names(node.key, key, tails=tails)
 
 
 class GraphLookup:

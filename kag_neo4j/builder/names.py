@@ -44,6 +44,16 @@ def name_key(name: str) -> str:
     return text
 
 
+def display_rank(surface: str) -> tuple[int, int]:
+    """Sort key for choosing an entity's display name among equally keyed surface forms: plain
+    names first, then ones with a leading article or stray punctuation."""
+    stripped = surface.strip()
+    artefact = not stripped[:1].isalnum() or not (stripped[-1:].isalnum() or stripped[-1:] in ".)") \
+        or bool(_ARTICLE.match(stripped.casefold()))
+    possessive = bool(_POSSESSIVE.search(stripped))
+    return int(artefact), int(possessive)
+
+
 def digits(key: str) -> tuple[str, ...]:
     """The numbers in a key ("1990 world cup" -> ("1990",)); names with other numbers never merge."""
     return tuple(_DIGITS.findall(key))
@@ -62,34 +72,37 @@ def _close_tokens(x: str, y: str) -> bool:
     """Two words that differ by a typo or an inflection (``babbage`` / ``babbages``)."""
     if x == y:
         return True
-    if min(len(x), len(y)) <= 4 or _CJK.search(x) or _CJK.search(y):
+    if min(len(x), len(y)) <= 4 or abs(len(x) - len(y)) > 1 or x[0] != y[0] or _CJK.search(x) or _CJK.search(y):
         return False
     from difflib import SequenceMatcher
 
-    return SequenceMatcher(None, x, y).ratio() >= 0.8
+    return SequenceMatcher(None, x, y).ratio() >= 0.9
 
 
-def similar_names(a: str, b: str) -> bool:
-    """A lexical guard for embedding-based merges of two name keys (embedding similarity alone
-    merges "1990 FIFA World Cup" with "1994 FIFA World Cup", or "University of Toronto" with
-    "Toronto"). True when the numbers agree and one of:
+def similar_names(new: str, known: str, *, tails: bool = True) -> bool:
+    """A lexical guard for embedding-based merges of the name key ``new`` into ``known``
+    (embedding similarity alone merges "1990 FIFA World Cup" with "1994 FIFA World Cup", or
+    "University of Toronto" with "Toronto"). True when the numbers agree and one of:
 
-    * one is the other's acronym (``ibm`` / ``international business machines``);
-    * the shorter is the tail of a short name without function words (a surname:
-      ``puzo`` / ``mario puzo``, ``de niro`` / ``robert de niro``);
-    * same number of words, each equal or - for Latin words longer than four letters - nearly so
-      (``charles babbages`` / ``charles babbage``). CJK words must be equal.
+    * one is the other's acronym (``mlb`` / ``major league baseball``);
+    * ``tails`` and ``new`` is the tail of ``known``, a short name without function words (a
+      surname: ``puzo`` into ``mario puzo``; never the full name into the bare surname, which
+      would make the surname swallow every namesake);
+    * same number of words, each equal or - for Latin words longer than four letters - off by
+      one letter (``charles babbages`` / ``charles babbage``, ``namibians`` / ``namibian``; not
+      ``colombia`` / ``columbia``).
+      CJK words must be equal.
     """
-    if a == b:
+    if new == known:
         return True
-    if digits(a) != digits(b):
+    if digits(new) != digits(known):
         return False
-    ta, tb = tokens(a), tokens(b)
-    if not ta or not tb:
+    tn, tk = tokens(new), tokens(known)
+    if not tn or not tk:
         return False
-    short, long = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    short, long = (tn, tk) if len(tn) <= len(tk) else (tk, tn)
     if len(short) == 1 and len(long) > 1 and short[0] == "".join(w[0] for w in long if w not in FUNCTION_WORDS):
         return True
-    if len(short) < len(long) <= 4 and long[-len(short):] == short and not set(long) & FUNCTION_WORDS:
+    if tails and len(tn) < len(tk) <= 4 and tk[-len(tn):] == tn and not set(tk) & FUNCTION_WORDS:
         return True
-    return len(ta) == len(tb) and all(_close_tokens(x, y) for x, y in zip(ta, tb))
+    return len(tn) == len(tk) and all(_close_tokens(x, y) for x, y in zip(tn, tk))

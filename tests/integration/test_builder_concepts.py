@@ -54,9 +54,11 @@ def test_taxonomy_terms_in_text_become_linked_entities(db: Database, test_settin
 def test_taxonomy_load_is_idempotent_and_survives_document_deletion(db: Database, test_settings: Settings) -> None:
     _load(db, test_settings)
     before = snapshot(db)
+    version = db.read("MATCH (m:KagMeta {key: 'graph'}) RETURN m.version AS v")[0]["v"]
     again = _load(db, test_settings)
-    assert again.documents_skipped == 1
+    assert again.documents_skipped == 1 and again.taxonomy_concepts == 0  # same taxonomy: not rewritten
     assert snapshot(db) == before
+    assert db.read("MATCH (m:KagMeta {key: 'graph'}) RETURN m.version AS v")[0]["v"] == version
     doc_id = db.read("MATCH (d:Document) RETURN d.id AS id")[0]["id"]
     delete_document(db, doc_id)
     assert db.read("MATCH (c:Concept {source: 'taxonomy'}) RETURN count(c) AS n")[0]["n"] == 25

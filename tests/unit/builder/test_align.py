@@ -306,13 +306,17 @@ class MemoryLookup:
         return found
 
 
-@pytest.mark.parametrize("cuts", [[1], [2, 4], [1, 2, 3, 4], [3], [6], [7], [5, 6, 7]])
+@pytest.mark.parametrize("cuts", [[1], [2, 4], [1, 2, 3, 4], [3], [6], [7], [5, 6, 7], [9, 10]])
 def test_resolution_does_not_depend_on_batch_boundaries(cuts: list[int]) -> None:
     embedder = HashingEmbedder(256)
-    names = [[ent("Ada Lovelace"), ent("Charles Babbage")], [ent("Babbage"), ent("Charles Babbages")],
-             [ent("Ada Lovelace", aliases=["Lovelace"]), ent("Analytical Engine")],
-             [ent("Lovelace"), ent("Charles Babbage")], [ent("Analytical Engines"), ent("Babbage")],
-             [ent("Barack Obama")], [ent("Barack Obama", aliases=["Obama"])], [ent("Obama")]]
+    def person(name: str, **kw: Any) -> ExtractedEntity:
+        return ent(name, "Person", **kw)
+
+    names = [[person("Ada Lovelace"), person("Charles Babbage")], [person("Babbage"), person("Charles Babbages")],
+             [person("Ada Lovelace", aliases=["Lovelace"]), ent("Analytical Engine")],
+             [person("Lovelace"), person("Charles Babbage")], [ent("Analytical Engines"), person("Babbage")],
+             [person("Barack Obama")], [person("Barack Obama", aliases=["Obama"])], [person("Obama")],
+             [person("Jake Ryan")], [person("Paul Ryan")], [person("Ryan")]]
 
     def run(boundaries: list[int]) -> list[list[str]]:
         aligner = Aligner()
@@ -333,6 +337,7 @@ def test_resolution_does_not_depend_on_batch_boundaries(cuts: list[int]) -> None
     assert one_batch[3] == ["entity:ada lovelace", "entity:charles babbage"]  # "Lovelace" is an alias
     assert one_batch[1] == ["entity:charles babbage"]  # "Babbage", "Charles Babbages" merged by embedding
     assert one_batch[7] == ["entity:barack obama"]  # an alias another document gave it
+    assert one_batch[9] == ["entity:paul ryan"] and one_batch[10] == ["entity:ryan"]  # ambiguous surname stays apart
     assert run(cuts) == one_batch
 
 
@@ -343,3 +348,15 @@ def test_embedding_merge_respects_semantic_types() -> None:
     assert stats.similarity_merges == 0
     a1, a2 = _two_docs([ent("Charles Babbage", "Person")], [ent("Charles Babbages", "Person")])
     assert Resolver(NoLookup(), embedder.embed_documents, similarity=0.8).resolve([a1, a2]).similarity_merges == 1
+
+
+def test_a_bare_surname_joins_one_namesake_but_not_two() -> None:
+    embedder = HashingEmbedder(256)
+    a1, a2 = _two_docs([ent("Jake Ryan", "Person")], [ent("Ryan", "Person")])
+    assert Resolver(NoLookup(), embedder.embed_documents, similarity=0.6).resolve([a1, a2]).similarity_merges == 1
+    assert list(a2.entities) == ["entity:jake ryan"]
+    a1, a2 = _two_docs([ent("Jake Ryan", "Person"), ent("Paul Ryan", "Person")], [ent("Ryan", "Person")])
+    assert Resolver(NoLookup(), embedder.embed_documents, similarity=0.6).resolve([a1, a2]).similarity_merges == 0
+    # and never for things that are not people
+    a1, a2 = _two_docs([ent("Grand Central Terminal", "Location")], [ent("Terminal", "Location")])
+    assert Resolver(NoLookup(), embedder.embed_documents, similarity=0.5).resolve([a1, a2]).similarity_merges == 0
