@@ -360,9 +360,14 @@ class Pipeline:
 
     def _extract_all(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> list[ExtractionResult]:
         many = getattr(self.extractor, "extract_many", None)
-        if many is not None:
-            return list(many(items))
-        return [self.extractor(doc, chunks) if chunks else ExtractionResult() for doc, chunks in items]
+        if many is not None and self.options.mode == "light":
+            return list(many(items))  # NER batches all chunks of the group in one pass
+        results = []
+        for doc, chunks in items:  # one document at a time, so the progress bar moves with the LLM
+            if self._progress is not None:
+                self._progress.update(self._task, description=f"extracting {doc.title[:30]} ({len(chunks)} chunks)")
+            results.append(self.extractor(doc, chunks) if chunks else ExtractionResult())
+        return results
 
     def _finish_extraction(self, chunks: list[ChunkRecord], result: ExtractionResult) -> tuple[list[ChunkExtraction], dict[str, str]]:
         text_of = {chunk.id: chunk.text for chunk in chunks}

@@ -169,13 +169,14 @@ def trace(
 @reports_errors
 def quickstart(
     ctx: typer.Context,
-    light: Annotated[bool, typer.Option("--light", help="Load the sample corpus without the LLM (light mode).")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Load the sample corpus with the LLM (one extraction call per "
+                                       "chunk: minutes with the offline model on 2 cores) instead of light mode.")] = False,
     reload: Annotated[bool, typer.Option("--reload", help="Load the sample corpus again even when unchanged.")] = False,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Do not store the runs as traces.")] = False,
     mode: Annotated[str, typer.Option("--mode", help="static or iterative.")] = "static",
 ) -> None:
-    """Start Neo4j if none is configured, migrate, load a small EN+ZH sample corpus and answer its
-    sample questions with citations — offline models, no key, no network."""
+    """Start Neo4j if none is configured, migrate, load a small EN+ZH sample corpus (light mode unless
+    --full) and answer its sample questions with citations — offline models, no key, no network."""
     from kag_neo4j.api import KAG
     from kag_neo4j.builder.pipeline import LoadOptions, load
     from kag_neo4j.models import build_embedder, build_llm
@@ -199,10 +200,13 @@ def quickstart(
         llm = build_llm(settings)
         embedder = build_embedder(settings)
         kag = KAG(db, llm, embedder)
-        load_mode: Literal["full", "light"] = "light" if light else "full"
-        console.print(f"loading the sample corpus ({corpus_dir()}) in {load_mode} mode"
-                      + (" (no LLM: NER and co-occurrence facts)" if light else
-                         " (one LLM call per chunk with the offline model; cached after the first run)") + " …")
+        load_mode: Literal["full", "light"] = "full" if full else "light"
+        if full:
+            note = " (one LLM call per chunk with the offline model; cached after the first run)"
+        else:
+            note = (" (no LLM: NER and co-occurrence facts; the solver then reads the chunks. Full extraction "
+                    "with the offline 1.5B model costs minutes per corpus on 2 cores: use --full for it)")
+        console.print(f"loading the sample corpus ({corpus_dir()}) in {load_mode} mode{note} …")
         began = time.perf_counter()
         summary = load([corpus_dir()], db, settings, LoadOptions(mode=load_mode, force=reload), llm=llm,
                        embedder=embedder)

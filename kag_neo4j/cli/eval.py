@@ -165,7 +165,7 @@ def register(app: typer.Typer) -> None:
             help="musique, hotpotqa or 2wiki (from --data-dir), a dataset folder, or a question file with --corpus.",
             show_default=False)],
         corpus: Annotated[Path | None, typer.Option(
-            "--corpus", help="Passages of a question file: [{title, text}] or {title: [sentences]}.")] = None,
+            "--corpus", help="Passages of a question file: a list of {title, text} or {title: sentence list}.")] = None,
         limit: Annotated[int | None, typer.Option("--limit", "-n", help="Evaluate the first N questions.")] = None,
         methods: Annotated[str | None, typer.Option(
             "--methods", "-m",

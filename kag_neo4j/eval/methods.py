@@ -283,21 +283,21 @@ def naive_answerer(ctx: MethodContext) -> AnswerFn:
 
 
 def solver_answerer(ctx: MethodContext) -> AnswerFn | None:
-    """The logical-form solver (``KAG(...).ask``) as an answerer; ``None`` while it is not installed."""
+    """The logical-form solver (``KAG(...).ask``) as an answerer; ``None`` while it is not installed.
+
+    Runs are not traced (``trace=False``): an evaluation leaves the knowledge base as it found it.
+    """
     try:
-        module = importlib.import_module("kag_neo4j.solver.kag")
+        api = importlib.import_module("kag_neo4j.api")
     except ImportError:
         return None
-    kag_class = getattr(module, "KAG", None)
-    if kag_class is None:
-        return None
-    kag = kag_class(ctx.db, embedder=ctx.embedder, llm=ctx.llm())
+    kag = api.KAG(ctx.db, ctx.llm(), ctx.embedder)
 
     def answer(question: str, _retrieval: RetrievalOutput | None) -> QAOutput:
-        result = kag.ask(question)
-        text = getattr(result, "answer", None) or getattr(result, "text", None) or str(result)
-        cited = getattr(result, "cited_chunk_ids", None) or getattr(result, "chunk_ids", None) or []
-        return QAOutput(answer=str(text), cited_chunk_ids=[str(c) for c in cited])
+        result = kag.ask(question, trace=False)
+        cited = list(dict.fromkeys(citation.chunk_id for citation in result.citations))
+        return QAOutput(answer=result.answer, cited_chunk_ids=cited,
+                        details={"known": result.known, "plan": result.plan, "kg_path": len(result.kg_path)})
 
     return answer
 

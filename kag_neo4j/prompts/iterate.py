@@ -9,6 +9,7 @@ shown with their results as ``//`` comments, which the parser ignores. The reply
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from pydantic import BaseModel
@@ -17,9 +18,9 @@ from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.prompts.context import Language, shorten
 from kag_neo4j.prompts.plan import system_prompt
 
-__all__ = ["ITERATE_PROMPT_VERSION", "RunStep", "build_next_step_messages"]
+__all__ = ["EXAMPLES", "ITERATE_PROMPT_VERSION", "RunStep", "build_next_step_messages"]
 
-ITERATE_PROMPT_VERSION = "iterate-1"
+ITERATE_PROMPT_VERSION = "iterate-2"
 
 
 class RunStep(BaseModel):
@@ -48,9 +49,47 @@ _LABELS = {
 }
 
 
-def build_next_step_messages(
-    question: str, done: Sequence[RunStep], *, language: Language, schema_summary: str = ""
-) -> list[ChatMessage]:
+#: one worked example per language, as three turns (first step, next step, Output); every reply is
+#: checked by the unit tests to parse when appended to the steps before it
+EXAMPLES: dict[Language, tuple[str, list[tuple[list[RunStep], str]]]] = {
+    "en": (
+        "Where was the author of The Little Prince born?",
+        [
+            ([], "Step1: Who wrote The Little Prince?\n"
+                 "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)"),
+            ([RunStep(text="Step1: Who wrote The Little Prince?\n"
+                           "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)",
+                      results={"o1": "Antoine de Saint-Exupéry"})],
+             "Step2: Where was that author born?\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)"),
+            ([RunStep(text="Step1: Who wrote The Little Prince?\n"
+                           "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)",
+                      results={"o1": "Antoine de Saint-Exupéry"}),
+              RunStep(text="Step2: Where was that author born?\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)",
+                      results={"o2": "Lyon"})],
+             "Action3: Output(o2)"),
+        ],
+    ),
+    "zh": (
+        "《小王子》的作者出生在哪个城市？",
+        [
+            ([], "Step1: 《小王子》的作者是谁？\n"
+                 "Action1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)"),
+            ([RunStep(text="Step1: 《小王子》的作者是谁？\n"
+                           "Action1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)",
+                      results={"o1": "圣埃克苏佩里"})],
+             "Step2: 这位作者出生在哪个城市？\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)"),
+            ([RunStep(text="Step1: 《小王子》的作者是谁？\n"
+                           "Action1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)",
+                      results={"o1": "圣埃克苏佩里"}),
+              RunStep(text="Step2: 这位作者出生在哪个城市？\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)",
+                      results={"o2": "里昂"})],
+             "Action3: Output(o2)"),
+        ],
+    ),
+}
+
+
+def _user_turn(question: str, done: Sequence[RunStep], language: Language) -> str:
     asked, so_far, none, write = _LABELS[language]
     lines = [asked + shorten(question, 400), so_far]
     if not done:
@@ -60,7 +99,17 @@ def build_next_step_messages(
         for alias, value in step.results.items():
             lines.append(f"// {alias} = {shorten(value, 160)}")
     lines.append(write)
-    return [
-        ChatMessage(role="system", content=system_prompt(schema_summary, language) + _RULE[language]),
-        ChatMessage(role="user", content="\n".join(lines)),
-    ]
+    return "\n".join(lines)
+
+
+def build_next_step_messages(
+    question: str, done: Sequence[RunStep], *, language: Language, schema_summary: str = ""
+) -> list[ChatMessage]:
+    """System rules, the worked example as user/assistant turns, then this question's state."""
+    messages = [ChatMessage(role="system", content=system_prompt(schema_summary, language) + _RULE[language])]
+    example_question, turns = EXAMPLES[language]
+    for example_done, reply in turns:
+        messages.append(ChatMessage(role="user", content=_user_turn(example_question, example_done, language)))
+        messages.append(ChatMessage(role="assistant", content=json.dumps({"logical_form": reply}, ensure_ascii=False)))
+    messages.append(ChatMessage(role="user", content=_user_turn(question, done, language)))
+    return messages

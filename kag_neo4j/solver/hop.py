@@ -25,6 +25,7 @@ the chunks and entities it used (with ranks) and every query with its parameters
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from kag_neo4j.solver.matching import (
     NUMBER_TYPES,
     fits_type,
     name_similarity,
+    normalise_name,
     predicate_similarity,
 )
 from kag_neo4j.solver.memory import Binding, EvidenceChunk, Item
@@ -54,6 +56,7 @@ from kag_neo4j.store import cypher
 __all__ = ["End", "link_mention", "retrieve_chunks", "run_retrieval"]
 
 _EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate"})
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 @dataclass
@@ -395,6 +398,8 @@ def run_retrieval(
     if extra:
         text = f"{question} ({'; '.join(extra[:4])})"
     seeds = list(dict.fromkeys(sid for end in (s, o) for sid in end.seeds))
+    if not seeds:  # the plan named nobody: seed PPR with entities the sub-question spells out
+        seeds = _mentioned(rt, record, question)
     chunks = retrieve_chunks(rt, record, text, seeds)
     weak = [c for c in candidates if c.similarity > 0][: rt.config.budget.max_facts]
     facts = [Fact(subject=c.fact.subject, predicate=c.fact.predicate, object=c.fact.object + c.note) for c in weak]
@@ -436,6 +441,21 @@ def run_retrieval(
     else:
         item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
     _bind(rt, record, target.element.alias, [item], record.source, question)
+
+
+def _mentioned(rt: Runtime, record: StepRecord, text: str) -> list[str]:
+    """Entities whose name (or an alias) appears verbatim in ``text``."""
+    plain = normalise_name(text)
+    spaced = f" {plain} "
+    found = []
+    for entity in link_mention(rt, record, text, None):
+        names = [normalise_name(n) for n in [entity.name, *entity.aliases]]
+        if any(
+            (n in plain and len(n) >= 2) if _CJK.search(n) else (len(n) >= 3 and f" {n} " in spaced) for n in names
+        ):
+            found.append(entity.id)
+            record.used.append(Used(kind="Entity", id=entity.id, rank=len(found), score=round(entity.score, 6)))
+    return found
 
 
 def _link_answer(rt: Runtime, record: StepRecord, answer: str, type_name: str | None, plan: ValidatedPlan) -> Item:

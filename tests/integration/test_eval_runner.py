@@ -13,8 +13,10 @@ from kag_neo4j.eval.loading import MARKER_KEY, ensure_corpus_loaded, inventory
 from kag_neo4j.eval.mentions import capitalised_mentions
 from kag_neo4j.eval.methods import (
     DEFAULT_METHODS,
+    QA_FACTORIES,
     EvalMethod,
     MethodContext,
+    QAOutput,
     RetrievalOutput,
     build_methods,
 )
@@ -202,7 +204,7 @@ def test_naive_rag_answers_with_the_llm_and_counts_its_use(
     usage = Usage()
     llm = ScriptedLLM(respond, usage=usage)
     ctx = MethodContext(db=loaded, embedder=embedder, k=10, answer_k=3, llm_factory=lambda: llm, usage=usage)
-    methods = build_methods(["naive", "ours"], ctx, qa=True)
+    methods = build_methods(["naive"], ctx, qa=True)
     run = run_eval(questions, corpus, methods, ctx, cache_root=tmp_path, setup={})
     naive = {row.question_id: row for row in run.rows if row.method == "naive"}
     assert naive["2hop__q1"].em == 1.0 and naive["2hop__q2"].em == 1.0, "the alias counts"
@@ -213,7 +215,18 @@ def test_naive_rag_answers_with_the_llm_and_counts_its_use(
     assert "[3]" in prompt and "[4]" not in prompt, "answer_k=3 passages go to the LLM"
     summary = {m.method: m for m in run.methods}
     assert summary["naive"].em == pytest.approx(2 / 3) and summary["naive"].llm_calls == 1.0
-    ours = summary["ours"]
-    assert ours.recall["5"] is not None
-    if ours.em is None:  # until the logical-form solver is installed, ours reports recall only
-        assert ours.qa_unavailable and "ours" in run.notes[0]
+
+
+def test_an_answerer_plugs_in_with_one_line(loaded: Database, embedder: HashingEmbedder, musique, tmp_path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    questions, corpus = musique
+    ctx = MethodContext(db=loaded, embedder=embedder, llm_factory=lambda: ScriptedLLM(["unused"]))
+    [ours] = build_methods(["ours"], ctx, qa=True)
+    assert ours.answer is not None and ours.retrieve is not None, "ours: hybrid retrieval + the solver"
+    monkeypatch.setitem(QA_FACTORIES, "ours", lambda _ctx: lambda q, _r: QAOutput(answer="Millbrook", cited_chunk_ids=["c"]))
+    [ours] = build_methods(["ours"], ctx, qa=True)
+    run = run_eval(questions, corpus, [ours], ctx, cache_root=tmp_path, setup={})
+    summary = run.methods[0]
+    assert summary.em == pytest.approx(1 / 3) and summary.recall["5"] is not None
+    assert summary.llm_calls == 0.0 and all(row.cited_chunk_ids == ["c"] for row in run.rows)
+    assert summary.qa_unavailable is None

@@ -216,3 +216,20 @@ def test_the_planner_sees_the_graph_vocabulary(graph: Database, embedder: Hashin
     assert "Entity types: Bridge, Organization, Person, River, Town" in system
     assert "Relations: bornIn, founded" in system and "Other predicates: designed" in system
     assert "MENTIONED_IN" not in system and "PART_OF" not in system
+
+
+def test_a_plan_without_names_seeds_ppr_with_entities_the_sub_question_spells_out(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    nameless = plan("""\
+Step1: How many trawlers shelter in Kestrel Bay?
+Action1: Retrieval(s=s1:Town, p=p1:trawlerCount, o=o1:Integer)
+Action2: Output(o1)""")
+    router = Router(plan=[nameless], subanswer=[{"answer": ""}], judge=[{"answerable": False, "query": ""}])
+    ppr_only = RetrievalConfig(dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
+    answer = KAG(graph, router.llm, embedder, config=SolverConfig(retrieval=ppr_only, chunk_k=2)).ask(
+        "How many trawlers shelter in Kestrel Bay?", trace=False)
+    step = next(s for s in answer.steps if s.op == "Retrieval")
+    hybrid = next(q for q in step.queries if q.name == "procedures/hybrid_retrieval")
+    assert hybrid.params["seed_entity_ids"] == ["town:kestrel"]
+    assert chunk_id("kestrel") in step.chunk_ids

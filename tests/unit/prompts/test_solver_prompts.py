@@ -81,5 +81,19 @@ def test_next_step_prompt_shows_results_as_comments() -> None:
                                         [RunStep(text="Step1: Who?\nAction1: Retrieval(s=s1, p=p1, o=o1)",
                                                  results={"o1": "Ada Pembroke"})], language="en")
     assert "Plan ONE step at a time" in messages[0].content
-    assert "// o1 = Ada Pembroke" in messages[1].content
-    assert "（还没有）" in build_next_step_messages("问题？", [], language="zh")[1].content
+    assert "// o1 = Ada Pembroke" in messages[-1].content
+    assert [m.role for m in messages] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert "（还没有）" in build_next_step_messages("问题？", [], language="zh")[-1].content
+
+
+def test_the_iterative_examples_compose_into_valid_plans() -> None:
+    from kag_neo4j.prompts.iterate import EXAMPLES
+    from kag_neo4j.solver.logical_form import parse_plan
+    from kag_neo4j.solver.planner import Planner
+
+    for _question, turns in EXAMPLES.values():
+        for done, reply in turns:
+            steps = [step for text in done for step in parse_plan(text.text + "\nAction99: Output(o1)").steps]
+            steps = [s.model_copy(update={"actions": [a for a in s.actions if a.number != 99]}) for s in steps]
+            composed = Planner._compose(steps, reply)
+            assert composed.new_steps or composed.done
