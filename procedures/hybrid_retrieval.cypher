@@ -11,8 +11,9 @@ CALL () {
   RETURN collect(node) AS dense
 }
 CALL () {
-  CALL db.index.fulltext.queryNodes('chunk_fulltext', $query_text, {limit: $k_fulltext}) YIELD node, score
-  WHERE $query_text <> ''
+  WITH $query_text AS lucene
+  WHERE lucene <> '' AND $weights.fulltext > 0
+  CALL db.index.fulltext.queryNodes('chunk_fulltext', lucene, {limit: $k_fulltext}) YIELD node
   RETURN collect(node) AS sparse
 }
 CALL (dense) {

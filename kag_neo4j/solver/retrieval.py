@@ -34,7 +34,7 @@ class RetrievalConfig(BaseModel):
     """A retrieval recipe: data, not code (see ``RECIPES``)."""
 
     k: int = Field(default=5, ge=1)
-    k_dense: int = Field(default=20, ge=1)
+    k_dense: int = Field(default=50, ge=1, description="vector-index candidates; the index is approximate, fewer loses recall")
     k_fulltext: int = Field(default=20, ge=1)
     k_ppr: int = Field(default=20, ge=1)
     dense_seeds: int = Field(default=3, ge=0)
@@ -45,7 +45,8 @@ class RetrievalConfig(BaseModel):
 
 
 RECIPES: dict[str, RetrievalConfig] = {
-    "hybrid": RetrievalConfig(),
+    # fulltext at a third of the weight: at weight 1 it lowered MuSiQue R@5 (docs/eval.md)
+    "hybrid": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0)),
     "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
     "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
     "dense+ppr": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=1)),

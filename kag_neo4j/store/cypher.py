@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from kag_neo4j.resources import ResourceFolder, resource_dir
-from kag_neo4j.store.identifiers import check_identifier
+from kag_neo4j.store.identifiers import ExistingName, check_identifier
 
 
 @lru_cache(maxsize=None)
@@ -46,6 +46,8 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 
 
 def _validated(value: object, key: str) -> object:
+    if isinstance(value, ExistingName):  # already checked by check_existing_name
+        return value
     if isinstance(value, str):
         return check_identifier(value, what=f"template variable {key}")
     if isinstance(value, bool) or value is None:

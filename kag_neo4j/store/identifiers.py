@@ -23,6 +23,24 @@ RESERVED_LABELS = frozenset(
 )
 
 
+_EXISTING_NAME = re.compile(r"^[\w.\-]{1,256}$", re.UNICODE)
+
+
+class ExistingName(str):
+    """The name of an index or constraint read back from the database (may start with ``_``)."""
+
+
+def check_existing_name(name: str, *, what: str = "index or constraint name") -> ExistingName:
+    """Accept a schema object's name read from ``SHOW INDEXES``/``SHOW CONSTRAINTS`` for dropping it.
+
+    Wider than :func:`check_identifier` (tools such as neo4j-graphrag create ``__entity__…``
+    indexes) but still without backticks, spaces or anything else that could end a quoted name.
+    """
+    if not isinstance(name, str) or not _EXISTING_NAME.fullmatch(name):
+        raise InvalidIdentifierError(f"{what} {name!r} cannot be quoted safely")
+    return ExistingName(name)
+
+
 def check_identifier(name: str, *, what: str = "identifier") -> str:
     """Return ``name`` unchanged when it is a safe Cypher identifier, else raise."""
     if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):

@@ -58,3 +58,12 @@ def test_plain_query_refuses_templates() -> None:
 def test_query_file_names_cannot_escape_the_folder() -> None:
     with pytest.raises(ValueError, match="escapes"):
         cypher.query("../migrations/0001_core")
+
+
+def test_existing_names_from_other_tools_can_be_dropped() -> None:
+    from kag_neo4j.store.identifiers import check_existing_name
+
+    rendered = cypher.render("store/drop_index", name=check_existing_name("__entity__tmp_internal_id"))
+    assert rendered.strip() == "DROP INDEX `__entity__tmp_internal_id` IF EXISTS"
+    with pytest.raises(InvalidIdentifierError):
+        check_existing_name("x` IF EXISTS DROP DATABASE neo4j //")
