@@ -25,6 +25,7 @@ import random
 import re
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,12 @@ from kag_neo4j.builder.align import Aligner, Resolver
 from kag_neo4j.builder.aligned import AlignedDocument
 from kag_neo4j.builder.pipeline import peak_rss_mb
 from kag_neo4j.builder.readers import read_path
-from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedEntity, ExtractedRelation
+from kag_neo4j.builder.records import (
+    ChunkExtraction,
+    ChunkRecord,
+    ExtractedEntity,
+    ExtractedRelation,
+)
 from kag_neo4j.builder.split import split_document
 from kag_neo4j.builder.write import GraphWriter, graph_counts
 from kag_neo4j.config import load_settings
@@ -54,7 +60,7 @@ def synthetic_extraction(chunk: ChunkRecord) -> ChunkExtraction:
         for name in names:
             entities.setdefault(name, ExtractedEntity(name=name, type="Entity"))
         relations.extend(ExtractedRelation(subject=a, predicate="co-occurs with", object=b)
-                         for a, b in zip(names, names[1:]))
+                         for a, b in pairwise(names))
     return ChunkExtraction(chunk_id=chunk.id, entities=list(entities.values()), relations=relations, mode="light")
 
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import math
 import re
-
-import numpy as np
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 from kag_neo4j.builder.aligned import (
     ENTITY,
@@ -47,9 +47,19 @@ from kag_neo4j.builder.aligned import (
 )
 from kag_neo4j.builder.concepts import Taxonomy, concept_id
 from kag_neo4j.builder.names import display_rank, name_key, similar_names
-from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValue, SourceDocument
+from kag_neo4j.builder.records import (
+    ChunkExtraction,
+    ChunkRecord,
+    PropertyValue,
+    SourceDocument,
+)
 from kag_neo4j.errors import InvalidIdentifierError
-from kag_neo4j.schema.models import ResolvedRelation, ResolvedSchema, ResolvedType, TypeKind
+from kag_neo4j.schema.models import (
+    ResolvedRelation,
+    ResolvedSchema,
+    ResolvedType,
+    TypeKind,
+)
 from kag_neo4j.schema.naming import RESERVED_RELATIONSHIP_TYPES
 from kag_neo4j.store.identifiers import check_identifier
 
@@ -273,11 +283,10 @@ class Aligner:
             if info.off_schema:
                 issues.append(f"{extraction.chunk_id}: entity {entity.name!r} has off-schema type {entity.type!r}; "
                               "kept as a generic entity")
-            properties = clean_properties(dict(entity.properties), issues, f"{extraction.chunk_id}: {entity.name}")
             semantic = next((str(entity.properties[k]) for k in SEMANTIC_TYPE_KEYS
                              if isinstance(entity.properties.get(k), str) and entity.properties[k]), None)
-            for k in SEMANTIC_TYPE_KEYS:
-                properties.pop(k, None)
+            own = {k: v for k, v in entity.properties.items() if k not in SEMANTIC_TYPE_KEYS}
+            properties = clean_properties(own, issues, f"{extraction.chunk_id}: {entity.name}")
             if semantic is None and info.generic and info.raw and info.raw.casefold() not in GENERIC_TYPES:
                 semantic = info.raw  # an off-schema type word ("Team") is a semantic type
             records.append(_Record(extraction.chunk_id, entity.name.strip(), key, info,
@@ -453,10 +462,13 @@ class Aligner:
             node_id = event_id(info.family, key)
             node = aligned.events.get(node_id)
             if node is None:
+                semantic = next((str(event.properties[k]) for k in SEMANTIC_TYPE_KEYS
+                                 if isinstance(event.properties.get(k), str) and event.properties[k]), None)
+                own = {k: v for k, v in event.properties.items() if k not in SEMANTIC_TYPE_KEYS}
                 node = aligned.events[node_id] = EventNode(
                     id=node_id, name=event.name.strip(), key=key, family=info.family, labels=info.labels,
-                    event_type=event.type or None, description=event.description.strip(),
-                    properties=clean_properties(dict(event.properties), aligned.issues, f"{chunk_id}: {event.name}"),
+                    event_type=semantic or event.type or None, description=event.description.strip(),
+                    properties=clean_properties(own, aligned.issues, f"{chunk_id}: {event.name}"),
                 )
             events_here[(chunk_id, key)] = node_id
             aligned.mentions.append(Mention(node_id, chunk_id, _count_occurrences(text_of[chunk_id], [event.name]),
@@ -676,9 +688,10 @@ class Resolver:
             stats.entity_records += doc.entity_records
             doc_new = 0
             for node_id in sorted(doc.entities):
-                node = doc.entities.get(node_id)
-                if node is None:  # merged away earlier in this loop
+                found = doc.entities.get(node_id)
+                if found is None:  # merged away earlier in this loop
                     continue
+                node = found
                 if node_id in in_graph:
                     node.existing = True
                     continue

@@ -41,7 +41,12 @@ from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
 from kag_neo4j.builder.delete import delete_document
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
-from kag_neo4j.builder.write import GraphWriter, WriteStats, bump_graph_version, graph_counts
+from kag_neo4j.builder.write import (
+    GraphWriter,
+    WriteStats,
+    bump_graph_version,
+    graph_counts,
+)
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import BuilderError
 from kag_neo4j.models.base import Embedder
@@ -146,26 +151,26 @@ class LoadSummary(BaseModel):
     def rows(self) -> list[tuple[str, str]]:
         """(label, value) pairs for a summary table."""
         rows = [
-            ("documents", f"{self.documents_loaded} loaded, {self.documents_skipped} unchanged (skipped), "
-                          f"{self.documents_replaced} replaced, {self.documents_resumed} resumed"
-                          + (f", {self.documents_incomplete} incomplete" if self.documents_incomplete else "")),
+            ("documents", (f"{self.documents_loaded} loaded, {self.documents_skipped} unchanged (skipped), "
+                           f"{self.documents_replaced} replaced, {self.documents_resumed} resumed"
+                           + (f", {self.documents_incomplete} incomplete" if self.documents_incomplete else ""))),
             ("chunks", str(self.chunks)),
             ("entities", f"{self.entities_new} new from {self.entity_mentions} mentions"),
-            ("merges", f"{self.merged} mentions merged into existing entities "
-                       f"({self.alias_merges} by alias, {self.similarity_merges} by embedding)"),
-            ("relations", f"{self.relations} facts written, {self.mentions} MENTIONED_IN, "
-                          f"{self.concept_links} BELONGS_TO, {self.events} events"),
-            ("model calls", f"{self.llm_calls} LLM ({self.llm_cache_hits} cached), {self.embedded_texts} texts "
-                            f"embedded ({self.embedding_cache_hits} cached)"),
+            ("merges", (f"{self.merged} mentions merged into existing entities "
+                        f"({self.alias_merges} by alias, {self.similarity_merges} by embedding)")),
+            ("relations", (f"{self.relations} facts written, {self.mentions} MENTIONED_IN, "
+                           f"{self.concept_links} BELONGS_TO, {self.events} events")),
+            ("model calls", (f"{self.llm_calls} LLM ({self.llm_cache_hits} cached), {self.embedded_texts} texts "
+                             f"embedded ({self.embedding_cache_hits} cached)")),
             ("tokens", str(self.tokens)),
-            ("seconds", f"{self.seconds:.1f} ({self.chunks_per_second:.0f} chunks/s; writing {self.write_seconds:.1f})"),
+            ("seconds", f"{self.seconds:.1f} ({self.chunks_per_second:.1f} chunks/s; writing {self.write_seconds:.1f})"),
             ("peak memory", f"{self.peak_rss_mb:.0f} MB"),
         ]
         if self.taxonomy_concepts:
             rows.insert(1, ("taxonomy", f"{self.taxonomy_concepts} concepts"))
         if self.extraction_failures:
-            rows.append(("extraction failures", f"{self.extraction_failures} chunks (their documents stay "
-                                                "incomplete; re-run to retry)"))
+            failed = f"{self.extraction_failures} chunks (their documents stay incomplete; re-run to retry)"
+            rows.append(("extraction failures", failed))
         if self.read_failures:
             rows.append(("unreadable files", str(len(self.read_failures))))
         if self.issues:
@@ -462,7 +467,14 @@ class Pipeline:
     def _progress_bar(self, total: int | None) -> Any:
         if not self.options.progress:
             return nullcontext(None)
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("docs"),
                             TimeElapsedColumn(), TimeRemainingColumn(), transient=False)

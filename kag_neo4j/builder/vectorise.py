@@ -138,10 +138,10 @@ class Vectoriser:
         if entities:
             for node, vector in zip(entities, self.embed([node.name for node in entities])):
                 node.embedding = vector
-        concepts = [node for doc in documents for node in doc.concepts.values() if node.embedding is None]
+        concepts = [c for doc in documents for c in doc.concepts.values() if c.embedding is None]
         if concepts:
-            for node, vector in zip(concepts, self.embed([node.name for node in concepts])):
-                node.embedding = vector
+            for concept, vector in zip(concepts, self.embed([c.name for c in concepts])):
+                concept.embedding = vector
 
     def taxonomy_vectors(self, taxonomy: Taxonomy) -> dict[str, list[float]]:
         """concept id -> vector of ``name: description`` (just the name when there is none)."""

@@ -2,8 +2,10 @@
 
 * One write transaction per *slice* of at most ``batch_size`` chunks (a slice may hold many
   small documents, or part of a large one). Inside it, one ``UNWIND`` statement per kind of
-  row: documents, chunks, ``NEXT``, entities (one templated statement per label set), events,
-  mentions, facts (one per relationship type), concepts and concept links.
+  row: documents, entities (one templated statement per label set), events, chunks with their
+  ``MENTIONED_IN`` edges, ``NEXT``, facts (one per relationship type), concepts, concept links.
+  The rows of the next slice are built in a thread while a transaction runs; rows that would
+  change nothing (an entity already written with the same names and labels) are not sent.
 * Idempotent: nodes and edges are ``MERGE``\\ d on their keys; provenance lists (``chunk_ids``,
   ``doc_ids``) and aliases are set unions; mention counts are set, not added. Writing the same
   rows twice changes nothing.
@@ -16,18 +18,27 @@
 
 from __future__ import annotations
 
+import functools
 import gc
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from neo4j import ManagedTransaction
 
-from kag_neo4j.builder.aligned import ENTITY, EVENT, AlignedDocument, EntityNode, EventNode, FactEdge
+from kag_neo4j.builder.aligned import (
+    ENTITY,
+    EVENT,
+    AlignedDocument,
+    EntityNode,
+    EventNode,
+    FactEdge,
+)
 from kag_neo4j.builder.concepts import Taxonomy
 from kag_neo4j.builder.records import ChunkRecord
 from kag_neo4j.store.cypher import query, render
@@ -115,7 +126,7 @@ def _union(target: list[str], items: Sequence[str]) -> None:
 class _EntityRow:
     """One entity's row in a slice, combined over the documents of the slice that mention it."""
 
-    __slots__ = ("node", "names", "labels", "properties", "description", "semantic_type", "embedding", "seen")
+    __slots__ = ("description", "embedding", "labels", "names", "node", "properties", "seen", "semantic_type")
 
     def __init__(self, node: EntityNode) -> None:
         self.node = node
@@ -256,9 +267,9 @@ class SliceRows:
         self.mentions = mentions
         by_chunk: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for kind, key in ((ENTITY, "mentions"), (EVENT, "event_mentions")):
-            for mention in mentions[kind]:
-                by_chunk.setdefault(mention["chunk"], {}).setdefault(key, []).append(
-                    {"node": mention["node"], "count": mention["count"], "names": mention["names"]})
+            for row in mentions[kind]:
+                by_chunk.setdefault(row["chunk"], {}).setdefault(key, []).append(
+                    {"node": row["node"], "count": row["count"], "names": row["names"]})
         for chunk_row in self.chunks:
             nested = by_chunk.get(chunk_row["id"], {})
             chunk_row["mentions"] = nested.get("mentions", [])
@@ -362,13 +373,13 @@ class GraphWriter:
         if first is None:
             return total
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kag-rows") as pool:
-            pending = pool.submit(self._rows, first)
+            pending: Future[SliceRows] | None = pool.submit(self._rows, first)
             while pending is not None:
                 rows = pending.result()
                 following = next(parts, None)
                 pending = pool.submit(self._rows, following) if following is not None else None
                 began = time.perf_counter()
-                self.db.write_tx(lambda tx, rows=rows: write_rows(tx, rows))
+                self.db.write_tx(functools.partial(write_rows, rows=rows))
                 stats = rows.stats()
                 stats.seconds = time.perf_counter() - began
                 total.add(stats)
@@ -407,8 +418,6 @@ class GraphWriter:
 
 
 def taxonomy_checksum(concepts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]]) -> str:
-    import hashlib
-
     payload = json.dumps([concepts, edges], ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -48,8 +48,8 @@ def _summary_json(summary: Any) -> str:
 
 def load_command(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders to load (txt, md, pdf, docx, html, json/jsonl corpora, csv).",
-                                               show_default=False)] = None,  # type: ignore[assignment]
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Files or folders to load (txt, md, pdf, docx, html, json/jsonl corpora, csv).", show_default=False)] = None,
     schema: Annotated[Path | None, typer.Option("--schema", help="SPG .schema file (or a shipped name, e.g. CompanyFinance) "
                                                 "that extraction and alignment follow.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="full: one LLM call per chunk; light: NER + co-occurrence, no LLM.")] = "full",
@@ -62,7 +62,8 @@ def load_command(
     force: Annotated[bool, typer.Option("--force", help="Re-load documents even when unchanged.")] = False,
     max_chars: Annotated[int, typer.Option("--max-chars", min=50, help="Chunk length in characters.")] = 1200,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar (default: on a terminal).")] = None,  # type: ignore[assignment]
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help="Show a progress bar (default: on a terminal).")] = None,
 ) -> None:
     """Build the knowledge graph from PATHS: read, split, extract, align, embed and write.
 
@@ -87,7 +88,7 @@ def load_command(
 
             spg_schema = load_schema(str(resolve_schema_path(schema)))
         options = LoadOptions(
-            mode=mode, batch_size=batch_size, spg_schema=spg_schema,
+            mode="full" if mode == "full" else "light", batch_size=batch_size, spg_schema=spg_schema,
             taxonomy=load_taxonomy(taxonomy) if taxonomy is not None else None,
             similarity=similarity or None, force=force, max_chars=max_chars,
             overlap=min(150, max_chars // 4),

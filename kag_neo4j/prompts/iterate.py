@@ -49,42 +49,32 @@ _LABELS = {
 }
 
 
-#: one worked example per language, as three turns (first step, next step, Output); every reply is
-#: checked by the unit tests to parse when appended to the steps before it
-EXAMPLES: dict[Language, tuple[str, list[tuple[list[RunStep], str]]]] = {
-    "en": (
+Turn = tuple[list[RunStep], str]
+
+
+def _example(question: str, first: str, found: dict[str, str], second: str, then: dict[str, str]) -> tuple[str, list[Turn]]:
+    """Three turns: the first step, the next step (shown the first one's result), then Output."""
+    one = RunStep(text=first, results=found)
+    two = RunStep(text=second, results=then)
+    return question, [([], first), ([one], second), ([one, two], "Action3: Output(o2)")]
+
+
+#: one worked example per language; the unit tests check each reply parses after the steps before it
+EXAMPLES: dict[Language, tuple[str, list[Turn]]] = {
+    "en": _example(
         "Where was the author of The Little Prince born?",
-        [
-            ([], "Step1: Who wrote The Little Prince?\n"
-                 "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)"),
-            ([RunStep(text="Step1: Who wrote The Little Prince?\n"
-                           "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)",
-                      results={"o1": "Antoine de Saint-Exupéry"})],
-             "Step2: Where was that author born?\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)"),
-            ([RunStep(text="Step1: Who wrote The Little Prince?\n"
-                           "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)",
-                      results={"o1": "Antoine de Saint-Exupéry"}),
-              RunStep(text="Step2: Where was that author born?\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)",
-                      results={"o2": "Lyon"})],
-             "Action3: Output(o2)"),
-        ],
+        "Step1: Who wrote The Little Prince?\n"
+        "Action1: Retrieval(s=s1:Book[`The Little Prince`], p=p1:writtenBy, o=o1:Person)",
+        {"o1": "Antoine de Saint-Exupéry"},
+        "Step2: Where was that author born?\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)",
+        {"o2": "Lyon"},
     ),
-    "zh": (
+    "zh": _example(
         "《小王子》的作者出生在哪个城市？",
-        [
-            ([], "Step1: 《小王子》的作者是谁？\n"
-                 "Action1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)"),
-            ([RunStep(text="Step1: 《小王子》的作者是谁？\n"
-                           "Action1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)",
-                      results={"o1": "圣埃克苏佩里"})],
-             "Step2: 这位作者出生在哪个城市？\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)"),
-            ([RunStep(text="Step1: 《小王子》的作者是谁？\n"
-                           "Action1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)",
-                      results={"o1": "圣埃克苏佩里"}),
-              RunStep(text="Step2: 这位作者出生在哪个城市？\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)",
-                      results={"o2": "里昂"})],
-             "Action3: Output(o2)"),
-        ],
+        "Step1: 《小王子》的作者是谁？\nAction1: Retrieval(s=s1:Book[`小王子`], p=p1:writtenBy, o=o1:Person)",
+        {"o1": "圣埃克苏佩里"},
+        "Step2: 这位作者出生在哪个城市？\nAction2: Retrieval(s=o1, p=p2:birthPlace, o=o2:City)",
+        {"o2": "里昂"},
     ),
 }
 

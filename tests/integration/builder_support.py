@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from kag_neo4j.builder.pipeline import ExtractionResult
@@ -30,8 +31,7 @@ def phrases(sentence: str) -> list[str]:
     found = []
     for match in _PHRASE.finditer(sentence):
         name = match.group(0)
-        if name.startswith("The "):
-            name = name[4:]
+        name = name.removeprefix("The ")
         if name and name not in _STOP and name not in found:
             found.append(name)
     return found
@@ -47,7 +47,7 @@ def capitalised_extraction(chunk: ChunkRecord) -> ChunkExtraction:
             if name not in seen:
                 seen.add(name)
                 entities.append(ExtractedEntity(name=name, type="Entity"))
-        for left, right in zip(names, names[1:]):
+        for left, right in pairwise(names):
             relations.append(ExtractedRelation(subject=left, predicate="co-occurs with", object=right))
     return ChunkExtraction(chunk_id=chunk.id, entities=entities, relations=relations, mode="light")
 

@@ -8,6 +8,7 @@ docs/builder.md); it answers each chunk with a prepared extraction.
 from __future__ import annotations
 
 import hashlib
+
 import pytest
 
 from kag_neo4j.builder.pipeline import LoadOptions, load

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from kag_neo4j.builder.align import Aligner, NoLookup, Resolver, TypeResolver, lucene_phrase, relationship_type
+from kag_neo4j.builder.align import (
+    Aligner,
+    NoLookup,
+    Resolver,
+    TypeResolver,
+    lucene_phrase,
+    relationship_type,
+)
 from kag_neo4j.builder.aligned import ENTITY, EVENT
 from kag_neo4j.builder.concepts import Taxonomy
 from kag_neo4j.builder.records import (
@@ -360,3 +367,16 @@ def test_a_bare_surname_joins_one_namesake_but_not_two() -> None:
     # and never for things that are not people
     a1, a2 = _two_docs([ent("Grand Central Terminal", "Location")], [ent("Terminal", "Location")])
     assert Resolver(NoLookup(), embedder.embed_documents, similarity=0.5).resolve([a1, a2]).similarity_merges == 0
+
+
+def test_semantic_type_property_is_not_reported_as_reserved() -> None:
+    document, chunks = doc("d", "Springfield.")
+    extraction = ChunkExtraction(chunk_id=chunks[0].id, entities=[
+        ent("Springfield", "Entity", properties={"semantic_type": "Place", "population": 30720})],
+        events=[ExtractedEvent(name="Flood", type="Event", properties={"semantic_type": "Disaster"})])
+    aligned = Aligner().align_document(document, chunks, [extraction])
+    node = aligned.entities["entity:springfield"]
+    assert node.semantic_type == "Place" and node.properties == {"population": 30720}
+    assert aligned.issues == []
+    [event] = aligned.events.values()
+    assert event.event_type == "Disaster" and event.properties == {}

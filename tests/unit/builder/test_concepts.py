@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kag_neo4j.builder.concepts import Taxonomy, concept_id, inject_mentions, load_taxonomy
+from kag_neo4j.builder.concepts import (
+    Taxonomy,
+    concept_id,
+    inject_mentions,
+    load_taxonomy,
+)
 from kag_neo4j.builder.records import ChunkExtraction, ExtractedEntity
 from kag_neo4j.errors import TaxonomyError
 

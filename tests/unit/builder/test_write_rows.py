@@ -47,7 +47,7 @@ def test_a_document_with_failed_chunks_is_never_marked_complete() -> None:
 
 def test_rows_aggregate_facts_and_link_chunks_across_slices() -> None:
     doc = aligned("a", 3)
-    first, second = list(slices([doc], 2))
+    _first, second = list(slices([doc], 2))
     rows = SliceRows(second)
     assert rows.next == [{"source": "a#1#0", "target": "a#2#0"}]  # NEXT reaches into the earlier slice
     [fact_rows] = rows.facts.values()
@@ -58,7 +58,7 @@ def test_rows_aggregate_facts_and_link_chunks_across_slices() -> None:
     assert fact["chunk_ids"] == ["a#0#0", "a#1#0", "a#2#0"]
     chunk = both.chunks[0]
     assert {m["node"] for m in chunk["mentions"]} == {"entity:x", "entity:a"}
-    [[x_row, a_row]] = [sorted(r, key=lambda r: r["id"], reverse=True) for r in both.entities.values()]
+    [[x_row, _a_row]] = [sorted(r, key=lambda r: r["id"], reverse=True) for r in both.entities.values()]
     assert x_row["aliases"] == ["x-alias"] and x_row["embedding"] == [0.1, 0.2]
 
 
