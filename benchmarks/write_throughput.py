@@ -9,7 +9,7 @@
 Everything before the writer is done once, untimed: read + split the corpus, extract every
 chunk (``synthetic``: capitalised phrases as entities and consecutive ones in a sentence as open
 facts, deterministic and fast; ``light``: the real spaCy light extractor, cached in
-``--cache``), align and resolve (against an empty graph), and give every chunk and new entity a
+``--cache`` when given), align and resolve (against an empty graph), and give every chunk and new entity a
 random unit vector (``--dimension``, seeded) unless ``--no-vectors``. Then, for every batch size
 and corpus fraction, the database is emptied and migrated and :class:`GraphWriter` writes the
 aligned documents; the table shows seconds, chunks/s, facts/s (facts = ``MENTIONED_IN`` edges +
@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", type=Path, help="the corpus to load, e.g. ../shared/benchmarks/2wiki/corpus.json")
     parser.add_argument("--yes", action="store_true", help="confirm that the configured database may be emptied")
     parser.add_argument("--extractions", choices=("synthetic", "light"), default="synthetic")
-    parser.add_argument("--cache", type=Path, default=Path("benchmarks/results/light_extractions.jsonl"),
-                        help="where light extractions are cached")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="a JSONL file to cache light extractions in (spaCy over 2Wiki takes minutes)")
     parser.add_argument("--batch-sizes", default="500", help="chunks per transaction, comma-separated")
     parser.add_argument("--fractions", default="1", help="parts of the corpus to load, comma-separated")
     parser.add_argument("--vectors", action=argparse.BooleanOptionalAction, default=True,
