@@ -6,6 +6,7 @@ The lead registers them on the main app with :func:`register`.
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +39,10 @@ def summary_table(summary: Any, title: str = "kag-neo4j load") -> Table:
     for label, value in summary.rows():
         table.add_row(label, value)
     return table
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _summary_json(summary: Any) -> str:
@@ -79,6 +84,7 @@ def load_command(
     if not paths and taxonomy is None:
         raise _fail("give at least one file or folder to load (or --taxonomy DIR to load a taxonomy only)", code=2)
     pipeline = None
+    previous = signal.signal(signal.SIGTERM, _terminate)  # `kill` stops a load like Ctrl-C does
     try:
         settings = _settings(ctx, no_cache=True if no_cache else None)
         spg_schema = None
@@ -106,6 +112,8 @@ def load_command(
         raise typer.Exit(130) from None
     except KagError as exc:
         raise _fail(str(exc)) from exc
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if as_json:
         typer.echo(_summary_json(summary))
     else:
