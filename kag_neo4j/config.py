@@ -40,6 +40,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(
         env_prefix="KAG_",
+        env_ignore_empty=True,  # KAG_SERVER_PORT= means unset, not an invalid port
         extra="ignore",
         populate_by_name=True,
     )

@@ -52,7 +52,15 @@ class ModelTimeoutError(TransientModelError):
 
 
 class StructuredOutputError(ModelError):
-    """A model did not produce output matching the requested schema after every allowed attempt."""
+    """A model did not produce output matching the requested schema after every allowed attempt.
+
+    ``truncated``: the last reply was cut off at ``max_tokens`` (asking again would not help;
+    a caller can shorten its input or raise the limit).
+    """
+
+    def __init__(self, message: str, *, truncated: bool = False) -> None:
+        super().__init__(message)
+        self.truncated = truncated
 
 
 class LogicalFormError(KagError):

@@ -1,4 +1,6 @@
-// Chunks with their PART_OF edge and the mutual index: (:Entity|:Event)-[:MENTIONED_IN {count, names}]->(:Chunk).
+// Chunks with their PART_OF edge and the mutual index: (:Entity|:Event)-[:MENTIONED_IN {count, names}]->(:Chunk);
+// an entity's mention also keeps what its document says about it (description, semantic_type,
+// properties_json), from which `kag-neo4j delete` recomputes a surviving entity.
 // Entities and events are written before this statement; the vector goes through
 // db.create.setNodeVectorProperty (stored as float32).
 UNWIND $rows AS row
@@ -12,7 +14,8 @@ CALL (c, row) {
   UNWIND row.mentions AS m
   MATCH (e:Entity {id: m.node})
   MERGE (e)-[x:MENTIONED_IN]->(c)
-  SET x.count = m.count, x.names = m.names
+  SET x.count = m.count, x.names = m.names, x.description = m.description, x.semantic_type = m.semantic_type,
+      x.properties_json = m.properties_json
 }
 CALL (c, row) {
   UNWIND row.event_mentions AS m

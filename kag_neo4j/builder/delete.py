@@ -9,16 +9,22 @@ In one write transaction:
    supporting chunk is deleted;
 3. delete the chunks (with their ``MENTIONED_IN``, ``PART_OF`` and ``NEXT`` edges);
 4. delete entities and events no remaining chunk mentions; recompute the aliases of the others
-   from the surface forms their remaining mentions carry;
+   from the surface forms their remaining mentions carry, and - for entities the document said
+   something about - their description, semantic type and extracted properties from what the
+   remaining documents said (kept on their mentions; first document in load order wins, the
+   writer's rule), removing property keys only the deleted document gave;
 5. delete concepts made by alignment that nothing links to any more (taxonomy concepts stay);
 6. delete the document node.
 
 Every fact's endpoints are mentioned in the chunk that supports it (the aligner guarantees
-it), so step 2 finds every fact the document supports by walking from its mentions.
+it), so step 2 finds every fact the document supports by walking from its mentions. Not
+recomputed: the properties and confidence of facts that other documents still support, and the
+labels of surviving entities.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -47,6 +53,33 @@ def _single(tx: ManagedTransaction, cypher: str, **params: Any) -> dict[str, Any
     return dict(record) if record is not None else {}
 
 
+def restored_entities(contributions: list[dict[str, Any]], doc_id: str) -> list[dict[str, Any]]:
+    """Rows for ``restore_entities``: each entity ``doc_id`` said something about, recomputed from
+    the other documents' contributions (``contributions`` in load order, as
+    ``entity_contributions`` returns them)."""
+    by_entity: dict[str, list[dict[str, Any]]] = {}
+    for row in contributions:
+        by_entity.setdefault(row["id"], []).append(row)
+    rows = []
+    for entity_id, said in by_entity.items():
+        if not any(row["doc"] == doc_id for row in said):
+            continue
+        keys: set[str] = set()
+        description, semantic_type, properties = "", None, {}
+        for row in said:
+            given = json.loads(row["properties_json"]) if row["properties_json"] else {}
+            keys.update(given)
+            if row["doc"] == doc_id:
+                continue
+            description = description or row["description"] or ""
+            semantic_type = semantic_type or row["semantic_type"]
+            for key, value in given.items():
+                properties.setdefault(key, value)
+        rows.append({"id": entity_id, "description": description, "semantic_type": semantic_type,
+                     "properties": properties, "keys": sorted(keys)})
+    return rows
+
+
 def delete_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
     """Delete ``doc_id`` inside an open write transaction (see the module docs)."""
     touched = _single(tx, query("builder/delete_touched"), doc_id=doc_id)
@@ -54,6 +87,8 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
         return DeleteReport(document=doc_id, found=False)
     chunk_ids: list[str] = touched["chunk_ids"]
     report = DeleteReport(document=doc_id)
+    said = [dict(r) for r in tx.run(query("builder/entity_contributions"), ids=touched["entities"])]
+    restore = restored_entities(said, doc_id)
     for kind, ids in (("Entity", touched["entities"]), ("Event", touched["events"])):
         if ids:
             row = _single(tx, render("builder/delete_facts", kind=kind), node_ids=ids, doc_id=doc_id,
@@ -64,6 +99,8 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
     if touched["entities"]:
         report.entities = int(_single(tx, render("builder/delete_orphans", kind="Entity"),
                                       ids=touched["entities"]).get("deleted") or 0)
+    if restore:  # entities deleted above match nothing
+        tx.run(query("builder/restore_entities"), rows=restore).consume()
     if touched["events"]:
         report.events = int(_single(tx, render("builder/delete_orphans", kind="Event"),
                                     ids=touched["events"]).get("deleted") or 0)

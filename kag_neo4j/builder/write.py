@@ -178,6 +178,14 @@ class _EntityRow:
                 "semantic_type": self.semantic_type, "properties": self.properties, "embedding": self.embedding}
 
 
+def contribution(node: EntityNode) -> dict[str, Any]:
+    """What one document says about an entity beyond naming it, kept on its ``MENTIONED_IN``
+    edges so that deleting the document can recompute the entity without it (``None``: nothing)."""
+    return {"description": node.description or None, "semantic_type": node.semantic_type,
+            "properties_json": json.dumps(node.properties, ensure_ascii=False, sort_keys=True)
+            if node.properties else None}
+
+
 def _entity(entities: dict[str, _EntityRow], node: EntityNode) -> _EntityRow:
     row = entities.get(node.id)
     if row is None:
@@ -192,11 +200,12 @@ class SliceRows:
     """The parameter rows of one slice, grouped the way the statements need them."""
 
     def __init__(self, part: _Slice, sent: dict[str, tuple[set[str], set[str]]] | None = None) -> None:
+        began = time.time_ns()  # load order: a later slice starts later than this one's last document
         self.documents = [
             {"id": d.id, "title": d.document.title, "source": d.document.source, "sha256": d.document.sha256,
-             "media_type": d.document.media_type, "chunk_count": len(d.chunks),
+             "media_type": d.document.media_type, "chunk_count": len(d.chunks), "load_seq": began + position,
              "metadata_json": json.dumps(d.document.metadata, ensure_ascii=False, sort_keys=True, default=str)}
-            for d in part.docs
+            for position, d in enumerate(part.docs)
         ]
         self.chunks: list[dict[str, Any]] = []
         self.next: list[dict[str, str]] = []
@@ -227,10 +236,13 @@ class SliceRows:
             for mention in doc.mentions:
                 if mention.chunk_id not in chunk_ids:
                     continue
-                mentions[mention.kind].append({"node": mention.node_id, "chunk": mention.chunk_id,
-                                               "count": mention.count, "names": list(mention.names)})
+                row = {"node": mention.node_id, "chunk": mention.chunk_id, "count": mention.count,
+                       "names": list(mention.names)}
+                mentions[mention.kind].append(row)
                 if mention.kind == ENTITY:
-                    _entity(entities, doc.entities[mention.node_id]).add_names(mention.names)
+                    node = doc.entities[mention.node_id]
+                    row.update(contribution(node))
+                    _entity(entities, node).add_names(mention.names)
                 else:
                     events.setdefault(mention.node_id, doc.events[mention.node_id])
             # a fact's endpoints are mentioned in its chunk (the aligner guarantees it), so the
@@ -269,7 +281,7 @@ class SliceRows:
         for kind, key in ((ENTITY, "mentions"), (EVENT, "event_mentions")):
             for row in mentions[kind]:
                 by_chunk.setdefault(row["chunk"], {}).setdefault(key, []).append(
-                    {"node": row["node"], "count": row["count"], "names": row["names"]})
+                    {name: value for name, value in row.items() if name != "chunk"})
         for chunk_row in self.chunks:
             nested = by_chunk.get(chunk_row["id"], {})
             chunk_row["mentions"] = nested.get("mentions", [])

@@ -229,6 +229,7 @@ def _graphrag_vector(ctx: MethodContext) -> EvalMethod:
 
 
 def _graphrag_hybrid(ctx: MethodContext) -> EvalMethod:
+    from neo4j.exceptions import ClientError
     from neo4j_graphrag.exceptions import SearchQueryParseError
     from neo4j_graphrag.retrievers import HybridRetriever
 
@@ -245,7 +246,11 @@ def _graphrag_hybrid(ctx: MethodContext) -> EvalMethod:
         # retried with its words escaped (and the row says so).
         try:
             return _graphrag_output(retriever.search(query_text=question, top_k=ctx.k))
-        except SearchQueryParseError:
+        except (SearchQueryParseError, ClientError) as exc:
+            # neo4j-graphrag maps Lucene's ParseException only; a lexical error ('/' opens a regex)
+            # arrives as the server's ClientError
+            if isinstance(exc, ClientError) and "org.apache.lucene.queryparser" not in str(exc):
+                raise
             vector = ctx.embedder.embed_query(question)
             output = _graphrag_output(retriever.search(query_text=lucene_query(question), query_vector=vector,
                                                        top_k=ctx.k))

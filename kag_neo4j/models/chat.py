@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
@@ -421,6 +421,34 @@ class ChatLLM(ABC):
         )
 
     # ------------------------------------------------------------------ internals: structured
+    def _attempts(
+        self,
+        msgs: list[ChatMessage],
+        validate: Callable[[str], T],
+        *,
+        key: str,
+        stage: str,
+        label: str,
+        max_tokens: int,
+    ) -> Generator[list[ChatMessage], Completion, tuple[T, Completion]]:
+        """The repair loop shared by the sync and async paths: yields the conversation to send,
+        receives the completion, returns the first valid value (stored in the cache)."""
+        conversation = msgs
+        failures: list[InvalidOutput] = []
+        for _ in range(1 + self.max_repairs):
+            completion = yield conversation
+            try:
+                value = validate(completion.text)
+            except InvalidOutput as failure:
+                failures.append(failure)
+                if completion.finish_reason == "length":  # cut off: a repair would be cut off too
+                    raise self._structured_error(failures, stage, label, max_tokens, truncated=True) from None
+                conversation = repair_messages(msgs, failure)
+                continue
+            self._store(key, completion)
+            return value, completion
+        raise self._structured_error(failures, stage, label, max_tokens)
+
     def _structured(
         self,
         msgs: list[ChatMessage],
@@ -437,19 +465,14 @@ class ChatLLM(ABC):
         cached = self._valid_cache_hit(key, validate, stage)
         if cached is not None:
             return cached
-        conversation = msgs
-        failures: list[InvalidOutput] = []
-        for _ in range(1 + self.max_repairs):
+        attempts = self._attempts(msgs, validate, key=key, stage=stage, label=label, max_tokens=tokens)
+        conversation = next(attempts)
+        while True:
             completion = self._call(conversation, stage=stage, max_tokens=tokens, temperature=temperature, schema=schema)
             try:
-                value = validate(completion.text)
-            except InvalidOutput as failure:
-                failures.append(failure)
-                conversation = repair_messages(msgs, failure)
-                continue
-            self._store(key, completion)
-            return value, completion
-        raise self._structured_error(failures, stage, label, tokens)
+                conversation = attempts.send(completion)
+            except StopIteration as done:
+                return done.value
 
     async def _astructured(
         self,
@@ -467,21 +490,16 @@ class ChatLLM(ABC):
         cached = self._valid_cache_hit(key, validate, stage)
         if cached is not None:
             return cached
-        conversation = msgs
-        failures: list[InvalidOutput] = []
-        for _ in range(1 + self.max_repairs):
+        attempts = self._attempts(msgs, validate, key=key, stage=stage, label=label, max_tokens=tokens)
+        conversation = next(attempts)
+        while True:
             completion = await self._acall(
                 conversation, stage=stage, max_tokens=tokens, temperature=temperature, schema=schema
             )
             try:
-                value = validate(completion.text)
-            except InvalidOutput as failure:
-                failures.append(failure)
-                conversation = repair_messages(msgs, failure)
-                continue
-            self._store(key, completion)
-            return value, completion
-        raise self._structured_error(failures, stage, label, tokens)
+                conversation = attempts.send(completion)
+            except StopIteration as done:
+                return done.value
 
     def _valid_cache_hit(self, key: str, validate: Callable[[str], T], stage: str) -> tuple[T, Completion] | None:
         hit = self.cache.get(key)
@@ -495,16 +513,18 @@ class ChatLLM(ABC):
         return value, self._from_cache(hit)
 
     def _structured_error(
-        self, failures: list[InvalidOutput], stage: str, label: str, max_tokens: int
+        self, failures: list[InvalidOutput], stage: str, label: str, max_tokens: int, *, truncated: bool = False
     ) -> StructuredOutputError:
         last = failures[-1]
         snippet = last.text.strip().replace("\n", " ")
         snippet = snippet[:200] + ("..." if len(snippet) > 200 else "")
+        cut = f"; the reply was cut off at max_tokens={max_tokens}" if truncated else ""
         return StructuredOutputError(
             f"{self.provider} model {self.model_id!r} gave no valid {label} in {len(failures)} attempt(s) "
-            f"(stage {stage!r}). Last problem: {last.reason}. Last reply: {snippet!r}. "
+            f"(stage {stage!r}{cut}). Last problem: {last.reason}. Last reply: {snippet!r}. "
             f"Fix: raise max_tokens (now {max_tokens}) if the reply was cut off, simplify the schema, "
-            "or configure a stronger model (KAG_LLM_PROVIDER / KAG_LLM_MODEL)."
+            "or configure a stronger model (KAG_LLM_PROVIDER / KAG_LLM_MODEL).",
+            truncated=truncated,
         )
 
     # ------------------------------------------------------------------ internals: calls

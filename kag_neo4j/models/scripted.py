@@ -141,7 +141,10 @@ class ScriptedLLM(ChatLLM):
             raise item
         text = _render(item)
         prompt = sum(estimate_tokens(m.content) for m in messages)
-        return Completion(text=text, prompt_tokens=prompt, completion_tokens=estimate_tokens(text), finish_reason="stop")
+        finish = "stop"
+        if estimate_tokens(text) > max_tokens:  # like a real model: cut off at the limit
+            text, finish = text[: max_tokens * 4], "length"
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=estimate_tokens(text), finish_reason=finish)
 
 
 def scripted(*responses: ScriptedItem, **options: Any) -> ScriptedLLM:

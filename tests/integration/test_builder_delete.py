@@ -59,6 +59,40 @@ def test_delete_leaves_the_graph_of_the_other_documents(db: Database, test_setti
     assert snapshot(db) == expected
 
 
+def described_extractor(document: SourceDocument, chunks):
+    """The capitalised extractor, plus a description (except from c) and properties per document."""
+    result = capitalised_extractor(document, chunks)
+    for extraction in result.extractions:
+        for entity in extraction.entities:
+            entity.description = "" if document.id == "c" else f"{entity.name} as {document.id} tells it"
+            entity.properties = {"told_by": document.id, f"only_{document.id}": len(entity.name)}
+    return result
+
+
+def entity_details(db: Database) -> list[tuple]:
+    rows = db.read("MATCH (e:Entity) RETURN e.id AS id, e.description AS description, e.semantic_type AS type, "
+                   "[k IN keys(e) WHERE k = 'told_by' OR k STARTS WITH 'only_' | [k, e[k]]] AS properties")
+    return sorted((r["id"], r["description"], r["type"], tuple(sorted(map(tuple, r["properties"])))) for r in rows)
+
+
+@pytest.mark.parametrize("victim", ["a", "b", "c"])
+def test_delete_recomputes_what_the_remaining_documents_say_about_an_entity(
+    db: Database, test_settings: Settings, victim: str
+) -> None:
+    def load_docs(ids: list[str]) -> None:
+        load([], db, test_settings, LoadOptions(max_chars=60, overlap=0),
+             documents=[_doc(i, DOCS[i]) for i in ids], extractor=described_extractor,
+             embedder=HashingEmbedder(TEST_DIMENSION))
+
+    load_docs([i for i in DOCS if i != victim])
+    expected = entity_details(db), snapshot(db)
+    _fresh(db)
+    load_docs(list(DOCS))
+    assert any(dict(row[3]).get(f"only_{victim}") for row in entity_details(db))  # the victim's were written
+    delete_document(db, victim)
+    assert (entity_details(db), snapshot(db)) == expected
+
+
 def test_delete_keeps_shared_facts_and_removes_own_ones(db: Database, test_settings: Settings) -> None:
     _load(db, test_settings, list(DOCS))
     shared = db.read(

@@ -230,3 +230,12 @@ def test_an_answerer_plugs_in_with_one_line(loaded: Database, embedder: HashingE
     assert summary.em == pytest.approx(1 / 3) and summary.recall["5"] is not None
     assert summary.llm_calls == 0.0 and all(row.cited_chunk_ids == ["c"] for row in run.rows)
     assert summary.qa_unavailable is None
+
+
+def test_graphrag_hybrid_survives_a_question_lucene_cannot_read(loaded: Database, embedder: HashingEmbedder) -> None:
+    # an unclosed '/' opens a Lucene regex: the server's lexical error, not graphrag's ParseException
+    ctx = MethodContext(db=loaded, embedder=embedder, k=10)
+    [method] = build_methods(["graphrag-hybrid"], ctx, qa=False)
+    assert method.retrieve is not None
+    output = method.retrieve("Which singer/guitarist founded the Harrow Valley Rail?")
+    assert output.details.get("lucene_escaped") is True and output.chunks

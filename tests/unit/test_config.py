@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kag_neo4j.config import load_settings
+from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.errors import ConfigError
 
 
@@ -36,6 +36,14 @@ def test_toml_then_env_then_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
     settings = load_settings(neo4j_uri="bolt://flag:7687", server_port=None)
     assert settings.neo4j_uri == "bolt://flag:7687" and settings.server_port == 7002
+
+
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAG_SERVER_PORT", "")
+    monkeypatch.setenv("KAG_SERVER_NAME", "")
+    settings = load_settings()
+    assert settings.server_port == Settings.model_fields["server_port"].default
+    assert settings.server_name == Settings.model_fields["server_name"].default
 
 
 def test_kag_config_names_another_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -1,14 +1,18 @@
 """Full extraction: one structured LLM call per chunk (entities, events, relations, properties).
 
 The call goes through the :class:`~kag_neo4j.models.base.LLM` protocol (``stage="extract"``), so
-the models layer's response cache, token accounting, retries and JSON repair apply; a chunk whose
-output stays invalid after those is recorded as failed with the reason and the load goes on.
+the models layer's response cache, token accounting, retries and JSON repair apply. A chunk so
+dense that the reply is cut off at ``max_tokens`` is extracted again in two halves (split at the
+sentence boundary nearest its middle, up to ``max_splits`` times), and the halves' results are
+merged under the chunk's id. A chunk whose output stays invalid after all that is recorded as
+failed with the reason and the load goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -21,7 +25,7 @@ from kag_neo4j.builder.records import (
     ExtractedEvent,
     ExtractedRelation,
 )
-from kag_neo4j.errors import ConfigError, KagError, ModelError, ModelUnavailableError
+from kag_neo4j.errors import ConfigError, KagError, ModelError, ModelUnavailableError, StructuredOutputError
 from kag_neo4j.models.base import LLM
 from kag_neo4j.prompts.extract import ExtractionResponse, build_extract_messages
 
@@ -53,6 +57,35 @@ class ExtractionBatch(BaseModel):
     def extend(self, other: ExtractionBatch) -> None:
         self.extractions.extend(other.extractions)
         self.failures.extend(other.failures)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s*")
+
+
+def halves(text: str) -> tuple[str, str] | None:
+    """``text`` cut in two at the sentence end nearest its middle (else the nearest whitespace);
+    ``None`` when it cannot be cut into two non-empty parts."""
+    middle = len(text) // 2
+    cuts = [m.end() for m in _SENTENCE_END.finditer(text) if 0 < m.end() < len(text)]
+    if not cuts:
+        cuts = [m.end() for m in re.finditer(r"\s+", text) if 0 < m.end() < len(text)]
+    if not cuts:
+        return None
+    cut = min(cuts, key=lambda position: abs(position - middle))
+    first, second = text[:cut].strip(), text[cut:].strip()
+    return (first, second) if first and second else None
+
+
+def merge_extractions(chunk_id: str, parts: Sequence[ChunkExtraction]) -> ChunkExtraction:
+    """The extractions of parts of one chunk, as that chunk's extraction (alignment merges the
+    entities the parts share)."""
+    merged = ChunkExtraction(chunk_id=chunk_id, mode=parts[0].mode if parts else "full")
+    for part in parts:
+        merged.entities.extend(part.entities)
+        merged.relations.extend(part.relations)
+        merged.events.extend(part.events)
+        merged.issues.extend(issue for issue in part.issues if issue not in merged.issues)
+    return merged
 
 
 class ChunkExtractionError(KagError):
@@ -127,7 +160,8 @@ class FullExtractor:
 
     ``schema``: a resolved SPG schema (or its :class:`SchemaView`) for schema-constrained
     extraction, ``None`` for schema-free. ``language``: prompt language,
-    ``auto`` detects it per chunk. Fatal model problems (model missing, bad configuration) raise;
+    ``auto`` detects it per chunk. ``max_splits``: how often a chunk whose reply is cut off at
+    ``max_tokens`` is halved and extracted again (0: never). Fatal model problems (model missing, bad configuration) raise;
     every other failure is recorded for its chunk.
     """
 
@@ -138,8 +172,10 @@ class FullExtractor:
         schema: SchemaView | ResolvedSchema | None = None,
         language: LanguageChoice = "auto",
         max_tokens: int | None = 1024,
+        max_splits: int = 2,
     ) -> None:
         self.llm = llm
+        self.max_splits = max_splits
         self.schema = schema_view(schema) if schema is not None else None
         self.language = language
         self.max_tokens = max_tokens
@@ -158,8 +194,17 @@ class FullExtractor:
     def _finish(self, chunk: ChunkRecord, response: ExtractionResponse) -> ChunkExtraction:
         return schema_check(response_to_extraction(chunk.id, response), self.schema)
 
-    def extract(self, chunk: ChunkRecord) -> ChunkExtraction:
+    def _split(self, chunk: ChunkRecord, exc: ModelError, splits_left: int) -> list[ChunkRecord]:
+        """The two halves to extract instead of ``chunk``; raises when splitting cannot help."""
+        parts = halves(chunk.text) if isinstance(exc, StructuredOutputError) and exc.truncated and splits_left else None
+        if parts is None:
+            raise ChunkExtractionError(chunk.id, str(exc)) from exc
+        log.info("extraction of chunk %s was cut off at max_tokens; extracting it in two halves", chunk.id)
+        return [chunk.model_copy(update={"text": part}) for part in parts]
+
+    def extract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
         """One chunk; raises :class:`ChunkExtractionError` when its output stays invalid."""
+        splits_left = self.max_splits if splits_left is None else splits_left
         try:
             response = self.llm.generate_object(
                 self.messages(chunk), ExtractionResponse, stage="extract", max_tokens=self.max_tokens
@@ -167,10 +212,12 @@ class FullExtractor:
         except (ModelUnavailableError, ConfigError):
             raise
         except ModelError as exc:
-            raise ChunkExtractionError(chunk.id, str(exc)) from exc
+            parts = self._split(chunk, exc, splits_left)
+            return merge_extractions(chunk.id, [self.extract(part, splits_left=splits_left - 1) for part in parts])
         return self._finish(chunk, response)
 
-    async def aextract(self, chunk: ChunkRecord) -> ChunkExtraction:
+    async def aextract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
+        splits_left = self.max_splits if splits_left is None else splits_left
         try:
             response = await self.llm.agenerate_object(
                 self.messages(chunk), ExtractionResponse, stage="extract", max_tokens=self.max_tokens
@@ -178,7 +225,9 @@ class FullExtractor:
         except (ModelUnavailableError, ConfigError):
             raise
         except ModelError as exc:
-            raise ChunkExtractionError(chunk.id, str(exc)) from exc
+            parts = self._split(chunk, exc, splits_left)
+            done = [await self.aextract(part, splits_left=splits_left - 1) for part in parts]
+            return merge_extractions(chunk.id, done)
         return self._finish(chunk, response)
 
     def extract_many(

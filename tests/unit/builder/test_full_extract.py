@@ -206,3 +206,57 @@ def test_extraction_stage_normalises_and_needs_an_llm_for_full_mode() -> None:
     batch = stage.extract_chunks([chunk()])
     real = next(e for e in batch.extractions[0].entities if e.name == "Real Madrid")
     assert real.properties["founded"] == "1902-03-06"
+
+
+LONG_CHUNK = "Alpha founded Beta in 1901. Gamma joined Beta in 1920. Delta left Gamma in 1950. Epsilon bought Delta."
+
+
+def _names_of(text: str) -> list[str]:
+    return [word for word in text.replace(".", "").split() if word[0].isupper()]
+
+
+def _cut_off_when_long(limit: int):
+    """A responder whose reply for a chunk text longer than ``limit`` characters runs past max_tokens."""
+
+    def respond(messages):
+        prompt = next(m.content for m in messages if m.role == "user")
+        shown = [s for s in LONG_CHUNK.split(". ") if s.rstrip(".") in prompt]
+        if sum(len(s) for s in shown) > limit:
+            return {"entities": [{"name": "x" * 40, "type": "Thing"}] * 200}  # far beyond max_tokens
+        return {"entities": [{"name": name, "type": "Thing"} for s in shown for name in _names_of(s)]}
+
+    return respond
+
+
+def test_halves_cut_at_the_sentence_end_nearest_the_middle() -> None:
+    from kag_neo4j.builder.extract.full import halves
+
+    assert halves("One two. Three four. Five six. Seven eight.") == ("One two. Three four.", "Five six. Seven eight.")
+    assert halves("甲公司成立于1901年。乙公司成立于1920年。") == ("甲公司成立于1901年。", "乙公司成立于1920年。")
+    assert halves("no sentence end but words") is not None
+    assert halves("unsplittable") is None
+
+
+def test_a_reply_cut_off_at_max_tokens_is_extracted_again_in_halves_and_merged() -> None:
+    llm = ScriptedLLM(_cut_off_when_long(60))
+    result = FullExtractor(llm, max_tokens=200).extract(chunk(LONG_CHUNK, "d#0#0"))
+    assert result.chunk_id == "d#0#0"
+    assert sorted({e.name for e in result.entities}) == ["Alpha", "Beta", "Delta", "Epsilon", "Gamma"]
+    assert len(llm.calls) == 3  # the whole chunk (cut off, not repaired), then its two halves
+    assert all("That reply is invalid" not in c.messages[-1].content for c in llm.calls)
+
+
+def test_a_chunk_still_cut_off_after_max_splits_is_recorded_as_failed() -> None:
+    import asyncio
+
+    llm = ScriptedLLM(_cut_off_when_long(0))
+    batch = FullExtractor(llm, max_tokens=200, max_splits=1).extract_many([chunk(LONG_CHUNK, "d#0#0")])
+    assert batch.extractions == [] and batch.failures[0].chunk_id == "d#0#0"
+    assert "cut off at max_tokens=200" in batch.failures[0].reason
+    assert len(llm.calls) == 2  # whole chunk, first half; no repair of a cut-off reply
+    never = ScriptedLLM(_cut_off_when_long(60))
+    assert FullExtractor(never, max_tokens=200, max_splits=0).extract_many([chunk(LONG_CHUNK)]).failures
+    assert len(never.calls) == 1
+    again = ScriptedLLM(_cut_off_when_long(60))
+    merged = asyncio.run(FullExtractor(again, max_tokens=200).aextract_many([chunk(LONG_CHUNK, "d#0#0")]))
+    assert sorted({e.name for e in merged.extractions[0].entities}) == ["Alpha", "Beta", "Delta", "Epsilon", "Gamma"]

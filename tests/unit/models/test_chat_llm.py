@@ -64,6 +64,21 @@ def test_persistent_violation_ends_in_a_clear_error_never_an_empty_result() -> N
     assert len(llm.calls) == 3
 
 
+def test_a_reply_cut_off_at_max_tokens_is_not_repaired_but_reported_as_truncated() -> None:
+    long_reply = {"entities": [{"name": "n" * 30, "type": "Thing"}] * 20}
+    llm = ScriptedLLM([long_reply, GOOD], max_repairs=2)
+    with pytest.raises(StructuredOutputError) as info:
+        llm.generate_object(PROMPT, Extraction, stage="extract", max_tokens=50)
+    assert info.value.truncated and "cut off at max_tokens=50" in str(info.value)
+    assert len(llm.calls) == 1 and llm.remaining == 1
+    with pytest.raises(StructuredOutputError) as again:
+        asyncio.run(ScriptedLLM([long_reply]).agenerate_object(PROMPT, Extraction, max_tokens=50))
+    assert again.value.truncated
+    with pytest.raises(StructuredOutputError) as invalid:
+        ScriptedLLM(["not json"], max_repairs=0).generate_object(PROMPT, Extraction)
+    assert not invalid.value.truncated
+
+
 def test_max_repairs_zero_means_one_attempt() -> None:
     llm = ScriptedLLM(["nope", GOOD], max_repairs=0)
     with pytest.raises(StructuredOutputError, match="1 attempt"):
