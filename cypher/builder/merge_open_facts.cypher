@@ -8,8 +8,3 @@ ON MATCH SET
     r.chunk_ids = reduce(acc = coalesce(r.chunk_ids, []), x IN row.chunk_ids | CASE WHEN x IN acc THEN acc ELSE acc + x END),
     r.doc_ids = reduce(acc = coalesce(r.doc_ids, []), x IN row.doc_ids | CASE WHEN x IN acc THEN acc ELSE acc + x END),
     r.confidence = CASE WHEN r.confidence IS NULL OR row.confidence > r.confidence THEN row.confidence ELSE r.confidence END
-WITH r, row
-CALL (r, row) {  // edge properties: the first document that gives a key keeps it
-  UNWIND keys(row.properties) AS key
-  SET r[key] = coalesce(r[key], row.properties[key])
-}

@@ -329,6 +329,9 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
         _run(tx, query("builder/merge_documents"), rows=rows.documents)
     for labels, entity_rows in sorted(rows.entities.items()):
         _run(tx, render("builder/merge_entities", labels=list(labels)), rows=entity_rows)
+    described = [row for entity_rows in rows.entities.values() for row in entity_rows if row["properties"]]
+    if described:
+        _run(tx, query("builder/set_entity_properties"), rows=described)
     for labels, event_rows in sorted(rows.events.items()):
         _run(tx, render("builder/merge_events", labels=list(labels)), rows=event_rows)
     if rows.chunks:  # with the MENTIONED_IN edges of each chunk
@@ -338,10 +341,15 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
     for (rel_type, source_kind, target_kind), fact_rows in sorted(rows.facts.items(), key=lambda item: str(item[0])):
         source, target = _LABEL_OF_KIND[source_kind], _LABEL_OF_KIND[target_kind]
         if rel_type is None:
-            cypher = render("builder/merge_open_facts", source=source, target=target)
+            merge = render("builder/merge_open_facts", source=source, target=target)
+            properties = render("builder/set_open_fact_properties", source=source, target=target)
         else:
-            cypher = render("builder/merge_facts", rel_type=rel_type, source=source, target=target)
-        _run(tx, cypher, rows=fact_rows)
+            merge = render("builder/merge_facts", rel_type=rel_type, source=source, target=target)
+            properties = render("builder/set_fact_properties", rel_type=rel_type, source=source, target=target)
+        _run(tx, merge, rows=fact_rows)
+        described = [row for row in fact_rows if row["properties"]]
+        if described:
+            _run(tx, properties, rows=described)
     if rows.concepts:
         _run(tx, query("builder/merge_concepts"), rows=rows.concepts)
     if rows.links:

@@ -34,7 +34,8 @@ ANSWERS = {
             {"name": "Globex", "type": "Company", "aliases": ["Globex Corporation"]},
         ],
         "relations": [
-            {"subject": "Jane Doe", "predicate": "worksFor", "object": "Acme Corp"},
+            {"subject": "Jane Doe", "predicate": "worksFor", "object": "Acme Corp",
+             "properties": {"since": "2015", "chunk_ids": "an extracted key must not clobber provenance"}},
             {"subject": "Acme Corp", "predicate": "subsidiary of", "object": "Globex"},
             {"subject": "Acme Corp", "predicate": "subsidiaryOf", "object": "Globex"},
         ],
@@ -52,7 +53,7 @@ ANSWERS = {
              "roles": {"subject": "Globex", "target": "Initech"}, "properties": {"occurredOn": "2020"}},
         ],
         "relations": [
-            {"subject": "Jane Doe", "predicate": "met", "object": "John Roe"},
+            {"subject": "Jane Doe", "predicate": "met", "object": "John Roe", "properties": {"year": "2021"}},
             {"subject": "Globex", "predicate": "has office in", "object": "Springfield"},
         ],
     },
@@ -99,8 +100,12 @@ def test_schema_types_become_labels(loaded: tuple) -> None:
 
 def test_schema_relations_are_typed_and_others_open(loaded: tuple) -> None:
     db, _, _ = loaded
-    works = db.read("MATCH (:Entity {name: 'Jane Doe'})-[r:worksFor]->(:Entity {name: 'Acme Corp'}) RETURN r.chunk_ids AS c")
+    works = db.read("MATCH (:Entity {name: 'Jane Doe'})-[r:worksFor]->(:Entity {name: 'Acme Corp'}) "
+                    "RETURN r.chunk_ids AS c, r.since AS since")
     assert len(works) == 1 and works[0]["c"] and works[0]["c"][0].startswith("acme#")
+    assert works[0]["since"] in ("2015", 2015)
+    met = db.read("MATCH (:Entity {name: 'Jane Doe'})-[r:RELATED {predicate: 'met'}]->() RETURN r.year AS year")
+    assert [row["year"] for row in met] in (["2021"], [2021])
     # "subsidiary of" and "subsidiaryOf" both name the schema relation: one typed edge
     assert db.read("MATCH (:Entity {name: 'Acme Corp'})-[r:subsidiaryOf]->(:Entity {name: 'Globex'}) RETURN count(r) AS n"
                    )[0]["n"] == 1

@@ -1,0 +1,7 @@
+// Extracted properties of open facts (template variables source and target labels), for the rows
+// that have some: the first document that gives a key keeps it, and a key never overwrites a
+// built-in one (predicate, chunk_ids, doc_ids, confidence).
+UNWIND $rows AS row
+MATCH (:{{ source }} {id: row.source})-[r:RELATED {predicate: row.predicate}]->(:{{ target }} {id: row.target})
+UNWIND keys(row.properties) AS key
+SET r[key] = coalesce(r[key], row.properties[key])
