@@ -1,9 +1,10 @@
 // hybrid_retrieval v1 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
 // PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
-// the top $dense_seeds dense chunks; it is skipped when there are no seeds.
+// the top $dense_seeds dense chunks; it is skipped when there are no seeds. Its chunks are the best
+// $k_ppr chunks among the $ppr_pool highest-scoring nodes.
 // Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids,
-// $k_dense, $k_fulltext, $k_ppr, $dense_seeds, $damping, $max_iterations, $graph_name,
+// $k_dense, $k_fulltext, $k_ppr, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
 // $weights {dense, fulltext, ppr}, $rrf_k, $k.
 // Paste into Neo4j Browser with :param for each of them.
 CALL () {
@@ -24,8 +25,10 @@ CALL (dense) {
   CALL gds.pageRank.stream($graph_name, {
     sourceNodes: seeds, dampingFactor: $damping, maxIterations: $max_iterations, concurrency: 2
   }) YIELD nodeId, score
+  WITH nodeId, score WHERE score > 0
+  ORDER BY score DESC LIMIT $ppr_pool  // only the best nodes are looked up (asNode is the cost)
   WITH gds.util.asNode(nodeId) AS node, score
-  WHERE node:Chunk AND score > 0
+  WHERE node:Chunk
   WITH node, score ORDER BY score DESC, node.id ASC LIMIT $k_ppr
   RETURN collect(node) AS ppr
 }

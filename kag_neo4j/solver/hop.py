@@ -47,7 +47,7 @@ from kag_neo4j.solver.matching import (
 )
 from kag_neo4j.solver.memory import Binding, EvidenceChunk, Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
-from kag_neo4j.solver.retrieval import hybrid_retrieve, lucene_query
+from kag_neo4j.solver.retrieval import hybrid_retrieve, lucene_query, retrieval_params
 from kag_neo4j.solver.runtime import Runtime
 from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan, name_key
 from kag_neo4j.solver.values import parse_date, parse_number
@@ -262,13 +262,9 @@ def retrieve_chunks(
     config = rt.config.retrieval.model_copy(update={"k": k or rt.config.chunk_k})
     began = time.perf_counter()
     ranked = hybrid_retrieve(rt.db, rt.embedder, text, seed_entity_ids=seeds, config=config)
-    params = {
-        "query_text": lucene_query(text), "seed_entity_ids": seeds, "k": config.k, "k_dense": config.k_dense,
-        "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr, "dense_seeds": config.dense_seeds,
-        "damping": config.damping, "weights": config.weights.model_dump(), "rrf_k": config.rrf_k,
-    }
     rt.note_query(
-        record, "procedures/hybrid_retrieval", cypher.query("hybrid_retrieval", "procedures"), params,
+        record, "procedures/hybrid_retrieval", cypher.query("hybrid_retrieval", "procedures"),
+        retrieval_params(text, seeds, config),
         rows=len(ranked), began=began,
     )
     chunks = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -40,6 +41,9 @@ class RetrievalConfig(BaseModel):
     dense_seeds: int = Field(default=3, ge=0)
     damping: float = Field(default=0.5, ge=0, lt=1)
     max_iterations: int = Field(default=20, ge=1)
+    ppr_pool: int = Field(default=1000, ge=1, description=(
+        "PPR chunks are the best k_ppr chunks among the ppr_pool highest-scoring nodes: the other "
+        "nodes are never looked up, which keeps PPR's cost flat as the graph grows"))
     rrf_k: int = Field(default=60, ge=1)
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
@@ -74,6 +78,17 @@ def lucene_query(text: str, max_terms: int = 32) -> str:
     return " ".join(terms[:max_terms])
 
 
+def retrieval_params(question: str, seed_entity_ids: Sequence[str], config: RetrievalConfig) -> dict[str, Any]:
+    """The procedure's parameters, but for the query vector and the projection name."""
+    return {
+        "query_text": lucene_query(question), "seed_entity_ids": list(seed_entity_ids), "k": config.k,
+        "k_dense": config.k_dense, "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr,
+        "dense_seeds": config.dense_seeds, "damping": config.damping, "max_iterations": config.max_iterations,
+        "ppr_pool": max(config.ppr_pool, config.k_ppr), "rrf_k": config.rrf_k,
+        "weights": config.weights.model_dump(),
+    }
+
+
 def hybrid_retrieve(
     db: Database,
     embedder: Embedder,
@@ -90,18 +105,8 @@ def hybrid_retrieve(
     rows = db.read(
         cypher.query("hybrid_retrieval", "procedures"),
         query_vector=vector,
-        query_text=lucene_query(question),
-        seed_entity_ids=list(seed_entity_ids),
-        k=config.k,
-        k_dense=config.k_dense,
-        k_fulltext=config.k_fulltext,
-        k_ppr=config.k_ppr,
-        dense_seeds=config.dense_seeds,
-        damping=config.damping,
-        max_iterations=config.max_iterations,
-        rrf_k=config.rrf_k,
-        weights=config.weights.model_dump(),
         graph_name=current_projection(db) if needs_ppr else "",
+        **retrieval_params(question, seed_entity_ids, config),
     )
     return [
         RankedChunk(

@@ -66,6 +66,15 @@ def test_ppr_seeded_by_an_entity_reaches_chunks_without_shared_words(graph: Data
     assert "nile#0#0" not in ids and "thames#0#0" not in ids
 
 
+def test_ppr_chunks_come_from_the_best_ppr_pool_nodes(graph: Database, embedder: HashingEmbedder) -> None:
+    # the seed entity itself scores highest: a pool of one node holds no chunk, a wide one does
+    config = RetrievalConfig(k=4, k_ppr=1, dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
+    narrow = hybrid_retrieve(graph, embedder, "zzz", seed_entity_ids=["ronaldo"],
+                             config=config.model_copy(update={"ppr_pool": 1}))
+    wide = hybrid_retrieve(graph, embedder, "zzz", seed_entity_ids=["ronaldo"], config=config)
+    assert narrow == [] and [hit.chunk_id for hit in wide] == ["ronaldo#0#0"]
+
+
 def test_fusion_scores_are_weighted_reciprocal_ranks(graph: Database, embedder: HashingEmbedder) -> None:
     config = RetrievalConfig(k=4, dense_seeds=0, weights=RetrievalWeights(dense=2.0, fulltext=1.0, ppr=0.5))
     hits = hybrid_retrieve(graph, embedder, "Ronaldo Real Madrid club", seed_entity_ids=["real_madrid"], config=config)
