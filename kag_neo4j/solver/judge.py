@@ -1,7 +1,9 @@
 """The judge loop: when the plan's output is not bound, look for what is missing — bounded.
 
 1. If the plan's ``Output`` aliases are all bound, memory answers the question: no model call
-   (:func:`output_bound`).
+   (:func:`output_bound`) - unless the values are yes/no and the question is not a yes/no
+   question ("Which band formed first, A or B?" wants A or B, not a comparison's boolean):
+   then the judge answers it (:func:`answers_question`).
 2. Otherwise, if nothing was retrieved yet, chunks are retrieved for the question itself.
 3. Up to ``max_rounds`` times the judge (one call) either answers from the known results and
    passages, or writes one supplementary query; the query is searched (hybrid retrieval seeded
@@ -13,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -29,7 +32,7 @@ from kag_neo4j.solver.results import StepRecord
 from kag_neo4j.solver.runtime import Runtime
 from kag_neo4j.solver.values import normalise_text
 
-__all__ = ["JudgeOutcome", "judge_loop", "output_bound"]
+__all__ = ["JudgeOutcome", "answers_question", "is_polar_question", "judge_loop", "output_bound"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -37,6 +40,28 @@ M = TypeVar("M", bound=BaseModel)
 def output_bound(rt: Runtime, aliases: list[str]) -> bool:
     """Whether memory answers the question: every output alias holds a value."""
     return bool(aliases) and all(rt.memory.bound(alias) for alias in aliases)
+
+
+_POLAR_EN = re.compile(r"^(is|are|was|were|am|do|does|did|can|could|has|have|had|will|would|should|shall|may|"
+                       r"might|must)\b", re.IGNORECASE)
+_POLAR_ZH = re.compile(r"(吗|么|是否|是不是|有没有|能否|可否)[？?。\s]*$|是否|是不是|有没有")
+
+
+def is_polar_question(question: str) -> bool:
+    """A yes/no question: English auxiliary first and no alternative ("Is A or B older?" is a
+    choice), or a Chinese 吗 / 是否 / 是不是 / 有没有 question."""
+    text = question.strip()
+    if _POLAR_ZH.search(text):
+        return True
+    return bool(_POLAR_EN.match(text)) and not re.search(r"\bor\b", text, re.IGNORECASE)
+
+
+def answers_question(rt: Runtime, aliases: list[str], question: str) -> bool:
+    """Whether the bound output answers ``question``: bound, and yes/no only for a yes/no question."""
+    if not output_bound(rt, aliases):
+        return False
+    values = [item.value for alias in aliases for item in rt.memory.get(alias).items]  # type: ignore[union-attr]
+    return not (values and all(isinstance(value, bool) for value in values)) or is_polar_question(question)
 
 
 @dataclass

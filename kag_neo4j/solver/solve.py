@@ -17,7 +17,7 @@ from kag_neo4j.prompts.context import pick_language
 from kag_neo4j.solver.executor import PlanExecutor
 from kag_neo4j.solver.generate import compose
 from kag_neo4j.solver.graph_schema import GraphSchema, read_graph_schema
-from kag_neo4j.solver.judge import JudgeOutcome, judge_loop, output_bound
+from kag_neo4j.solver.judge import JudgeOutcome, answers_question, judge_loop
 from kag_neo4j.solver.logical_form import OutputOp, Plan, Step
 from kag_neo4j.solver.planner import Planner
 from kag_neo4j.solver.projection import graph_version
@@ -92,9 +92,10 @@ class Solver:
             plan = self._iterative(rt, planner, executor, schema, question)
         outputs = plan.output.names if plan is not None else []
         judged: JudgeOutcome | None = None
-        if not output_bound(rt, outputs):
+        if not answers_question(rt, outputs, question):
             judged = judge_loop(rt, question)
-        composed = compose(rt, outputs, judged)
+        # a judged run answers from the judge: its outputs are unbound, or a yes/no to a choice
+        composed = compose(rt, outputs if judged is None else [], judged)
         after = _stages(self.llm)
         if before is not None and after is not None:
             usage = _usage_delta(before, after)

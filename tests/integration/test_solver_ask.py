@@ -157,6 +157,25 @@ def test_numeric_question_fuses_graph_facts_and_chunks(graph: Database, embedder
     assert {c.chunk_id for c in answer.citations} == {chunk_id("hvrc"), chunk_id("viaduct")}
 
 
+COMPARE_YEARS = plan(YEARS_AFTER["logical_form"].replace(
+    "Action3: Math(content=[`o1`, `o2`], target=`o2 - o1`)->m1\nAction4: Output(m1)",
+    "Action3: Deduce(op=greater, content=[`o2`, `o1`], target=`later`)->d1\nAction4: Output(d1)"))
+
+
+def test_a_yes_no_output_answers_a_yes_no_question_but_not_a_choice(graph: Database, embedder: HashingEmbedder) -> None:
+    assert "Deduce(op=greater" in COMPARE_YEARS["logical_form"]
+    polar = Router(plan=[COMPARE_YEARS], subanswer=[opening_year])
+    answer = KAG(graph, polar.llm, embedder).ask(
+        "Did the Millbrook Viaduct open after the Harrow Valley Rail Company was founded?")
+    assert answer.known and answer.answer == "yes" and sorted(polar.kinds) == ["plan", "subanswer"]
+    choice = Router(plan=[COMPARE_YEARS], subanswer=[opening_year],
+                    judge=[{"answerable": True, "answer": "the Harrow Valley Rail Company", "evidence": [1]}])
+    answer = KAG(graph, choice.llm, embedder).ask(
+        "Which came first, the Harrow Valley Rail Company or the Millbrook Viaduct?")
+    assert sorted(choice.kinds) == ["judge", "plan", "subanswer"], "a choice is not answered by a yes/no"
+    assert answer.known and answer.answer == "the Harrow Valley Rail Company"
+
+
 def test_chunk_steps_seed_ppr_with_the_entities_they_read(graph: Database, embedder: HashingEmbedder) -> None:
     harbour = plan("""\
 Step1: Where was Ada Pembroke born?
