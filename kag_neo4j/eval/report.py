@@ -62,7 +62,8 @@ def markdown(run: EvalRun) -> str:
         f"- recall@k: share of gold supporting passages (by {unit}) among the first k distinct passages retrieved",
         f"- embedder: `{run.embedder}`; LLM: `{run.llm or 'none (retrieval only)'}`",
         f"- Neo4j {run.neo4j or '?'}, GDS {run.gds or '?'}, database `{run.database}`, graph version {run.graph_version}",
-        ("- calls/q, tokens/q: LLM calls and tokens per answered question; ms p50/p95: retrieval latency; "
+        ("- calls/q, tokens/q: LLM requests and tokens per answered question (responses served from the cache "
+         "count at their original cost: a cold run's figures); ms p50/p95: retrieval latency; "
          "QA s p50/p95: answer latency"),
         f"- run: {run.started_at}, {run.seconds:.0f} s"
         + (f" ({run.resumed_rows} results resumed from the cache)" if run.resumed_rows else ""),

@@ -62,6 +62,8 @@ class QuestionResult(BaseModel):
     llm_cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: tokens of the responses served from the cache, at what they cost when computed
+    llm_cached_tokens: int = 0
     retrieval_seconds: float | None = None
     answer_seconds: float | None = None
     qa_seconds: float | None = None
@@ -70,7 +72,13 @@ class QuestionResult(BaseModel):
 
     @property
     def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+        """Tokens this question costs a cold run (cached responses counted at their original cost)."""
+        return self.prompt_tokens + self.completion_tokens + self.llm_cached_tokens
+
+    @property
+    def requests(self) -> int:
+        """LLM requests this question makes, whether the model or the cache answered them."""
+        return self.llm_calls + self.llm_cache_hits
 
 
 class MethodSummary(BaseModel):
@@ -82,8 +90,10 @@ class MethodSummary(BaseModel):
     em: float | None = None
     f1: float | None = None
     answered: int = 0
-    llm_calls: float | None = Field(default=None, description="mean LLM calls per answered question")
-    tokens: float | None = Field(default=None, description="mean prompt + completion tokens per answered question")
+    llm_calls: float | None = Field(default=None, description=(
+        "mean LLM requests per answered question (answered by the model or the response cache)"))
+    tokens: float | None = Field(default=None, description=(
+        "mean prompt + completion tokens per answered question, cached responses at their original cost"))
     retrieval_ms_p50: float | None = None
     retrieval_ms_p95: float | None = None
     qa_s_p50: float | None = None
@@ -158,9 +168,9 @@ def cache_path(root: Path, dataset: str, method: EvalMethod, setup: dict[str, An
     return root / dataset / f"{safe}-{key}.jsonl"
 
 
-def _usage_snapshot(ctx: MethodContext) -> tuple[int, int, int, int]:
+def _usage_snapshot(ctx: MethodContext) -> tuple[int, int, int, int, int]:
     total = ctx.usage.total()
-    return total.calls, total.cache_hits, total.prompt_tokens, total.completion_tokens
+    return total.calls, total.cache_hits, total.prompt_tokens, total.completion_tokens, total.cached_tokens
 
 
 def _fill_documents(ctx: MethodContext, retrieval: RetrievalOutput) -> None:
@@ -214,8 +224,8 @@ def evaluate_question(
         row.error = f"{type(exc).__name__}: {exc}"
         row.details["traceback"] = traceback.format_exc(limit=6)
     after = _usage_snapshot(ctx)
-    row.llm_calls, row.llm_cache_hits, row.prompt_tokens, row.completion_tokens = (
-        after[i] - before[i] for i in range(4)
+    row.llm_calls, row.llm_cache_hits, row.prompt_tokens, row.completion_tokens, row.llm_cached_tokens = (
+        after[i] - before[i] for i in range(5)
     )
     return row
 
@@ -243,7 +253,7 @@ def summarise(method: EvalMethod, rows: Iterable[QuestionResult], k_values: Sequ
         summary.f1 = metrics.mean([0.0 if row.error else row.f1 for row in rows])
         answered = [row for row in rows if row.answer is not None and not row.error]
         summary.answered = len(answered)
-        summary.llm_calls = metrics.mean([float(row.llm_calls) for row in answered])
+        summary.llm_calls = metrics.mean([float(row.requests) for row in answered])
         summary.tokens = metrics.mean([float(row.tokens) for row in answered])
         qa_times = [row.qa_seconds for row in answered if row.qa_seconds is not None]
         summary.qa_s_p50 = metrics.percentile(qa_times, 50)

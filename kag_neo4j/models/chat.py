@@ -356,7 +356,7 @@ class ChatLLM(ABC):
         key = self._key(msgs, None, tokens, temperature)
         hit = self.cache.get(key)
         if hit is not None:
-            self.usage.record_cache_hit(stage)
+            self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
             return self._from_cache(hit)
         completion = self._call(msgs, stage=stage, max_tokens=tokens, temperature=temperature, schema=None)
         self._store(key, completion)
@@ -375,7 +375,7 @@ class ChatLLM(ABC):
         key = self._key(msgs, None, tokens, temperature)
         hit = self.cache.get(key)
         if hit is not None:
-            self.usage.record_cache_hit(stage)
+            self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
             return self._from_cache(hit)
         completion = await self._acall(msgs, stage=stage, max_tokens=tokens, temperature=temperature, schema=None)
         self._store(key, completion)
@@ -509,7 +509,7 @@ class ChatLLM(ABC):
             value = validate(hit.text)
         except InvalidOutput:
             return None  # stale entry (the model class changed its validators): ask the model again
-        self.usage.record_cache_hit(stage)
+        self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
         return value, self._from_cache(hit)
 
     def _structured_error(

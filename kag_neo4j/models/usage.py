@@ -16,12 +16,14 @@ class StageUsage(BaseModel):
     """Totals for one pipeline stage (or for everything, see :meth:`Usage.total`).
 
     ``calls`` counts requests that reached a model (repair attempts and retries included);
-    ``cache_hits`` counts requests answered by the response cache, which cost no model time.
-    ``items`` counts texts embedded (embedders only).
+    ``cache_hits`` counts requests answered by the response cache, which cost no model time;
+    ``cached_tokens`` is what those responses cost when they were computed (so a warm run still
+    tells what a cold one spends). ``items`` counts texts embedded (embedders only).
     """
 
     calls: int = 0
     cache_hits: int = 0
+    cached_tokens: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -41,6 +43,7 @@ class StageUsage(BaseModel):
         return StageUsage(
             calls=self.calls + other.calls,
             cache_hits=self.cache_hits + other.cache_hits,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             seconds=self.seconds + other.seconds,
@@ -77,9 +80,10 @@ class Usage:
             ),
         )
 
-    def record_cache_hit(self, stage: str) -> None:
-        """Count one request answered from the response cache (zero model time)."""
-        self._bump(stage, StageUsage(cache_hits=1))
+    def record_cache_hit(self, stage: str, *, tokens: int = 0) -> None:
+        """Count one request answered from the response cache (zero model time); ``tokens``: what
+        the cached response cost when it was computed."""
+        self._bump(stage, StageUsage(cache_hits=1, cached_tokens=max(0, tokens)))
 
     def record_failure(self, stage: str, *, seconds: float = 0.0) -> None:
         """Count one failed request (it still cost ``seconds`` of model time)."""

@@ -111,6 +111,7 @@ def test_second_identical_call_is_a_cache_hit_with_zero_model_time(tmp_path: Pat
     assert len(llm.calls) == 1
     stage = llm.usage.stage("extract")
     assert (stage.calls, stage.cache_hits) == (1, 1)
+    assert stage.cached_tokens == stage.total_tokens > 0, "a hit counts what the response cost when computed"
     assert stage.seconds >= 0.05
     seconds_after_first = stage.seconds
     _, completion = llm.complete_object(PROMPT, Extraction, stage="extract")
