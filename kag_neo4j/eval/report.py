@@ -115,7 +115,8 @@ def chart(run: EvalRun, path: Path) -> Path | None:
         bars = axes.bar(positions, values, width, label=label)
         axes.bar_label(bars, labels=[f"{v:.0f}" for v in values], fontsize=7, padding=1)
     axes.set_xticks(range(len(names)), names, rotation=20, ha="right")
-    axes.set_ylim(0, 105)
+    axes.set_ylim(0, 118)  # room above 100 % for the legend
+    axes.set_yticks(range(0, 101, 20))
     axes.set_ylabel("%")
     axes.set_title(f"{run.dataset} ({run.questions} questions) - {run.embedder}")
     axes.legend(loc="upper left", ncols=len(series), fontsize=8)
