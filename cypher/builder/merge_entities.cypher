@@ -1,7 +1,7 @@
 // Entities that share one set of schema labels (the template variable labels, validated by render()).
 // Aliases are a set union; the name and the vector are written once, when the entity is new; the
 // description and semantic type come from the first document that gives them (the same rule
-// `kag-neo4j delete` applies when it recomputes them); extracted properties: set_entity_properties.
+// `kag-neo4j delete` applies when it recomputes them); extracted properties: set_node_properties.
 UNWIND $rows AS row
 MERGE (e:Entity {id: row.id})
 ON CREATE SET e.name = row.name, e.name_key = row.key, e.family = row.family, e.aliases = row.aliases,

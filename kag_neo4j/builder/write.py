@@ -329,11 +329,12 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
         _run(tx, query("builder/merge_documents"), rows=rows.documents)
     for labels, entity_rows in sorted(rows.entities.items()):
         _run(tx, render("builder/merge_entities", labels=list(labels)), rows=entity_rows)
-    described = [row for entity_rows in rows.entities.values() for row in entity_rows if row["properties"]]
-    if described:
-        _run(tx, query("builder/set_entity_properties"), rows=described)
     for labels, event_rows in sorted(rows.events.items()):
         _run(tx, render("builder/merge_events", labels=list(labels)), rows=event_rows)
+    for label, grouped in (("Entity", rows.entities), ("Event", rows.events)):
+        described = [row for label_rows in grouped.values() for row in label_rows if row["properties"]]
+        if described:
+            _run(tx, render("builder/set_node_properties", label=label), rows=described)
     if rows.chunks:  # with the MENTIONED_IN edges of each chunk
         _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
     if rows.next:
