@@ -45,7 +45,7 @@ from kag_neo4j.builder.write import GraphWriter, graph_counts
 from kag_neo4j.config import load_settings
 from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
-from kag_neo4j.store.reset import reset_database
+from kag_neo4j.store.reset import claim_database, reset_database
 
 _PHRASE = re.compile(r"\b[A-Z][\w'-]*(?: (?:of |de |the )?[A-Z][\w'-]*)*")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
           f"vectors {'on' if args.vectors else 'off'}) in {prep_seconds:.1f} s; peak RSS {peak_rss_mb():.0f} MB")
     rows = []
     with Database.connect(load_settings()) as db:
+        claim_database(db, reason="benchmarks/write_throughput.py --yes", allow_data=True)
         for fraction in [float(f) for f in args.fractions.split(",") if f]:
             part = docs[: max(1, int(len(docs) * fraction))]
             for batch_size in [int(b) for b in args.batch_sizes.split(",") if b]:

@@ -15,6 +15,10 @@ class Neo4jUnavailableError(KagError):
     """No Neo4j answers at the configured URI."""
 
 
+class UnsafeResetError(KagError):
+    """A database was to be emptied that is not marked as disposable (it may hold someone's data)."""
+
+
 class ServerError(KagError):
     """The local Neo4j server could not be provisioned, started or stopped."""
 

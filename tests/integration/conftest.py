@@ -1,9 +1,14 @@
 """A real Neo4j with GDS and APOC for every integration test, one server per test session.
 
-Where it comes from, in order: ``NEO4J_URI`` when set; else a testcontainers ``Neo4jContainer``
-when a Docker engine answers; else kag-neo4j's own local launcher, in a server instance named
-``pytest`` (started here and stopped at the end of the session). Each test gets an empty
-database with the core migrations applied.
+Where it comes from, in order: ``KAG_TEST_NEO4J_URI`` when set (with ``KAG_TEST_NEO4J_USERNAME``,
+``KAG_TEST_NEO4J_PASSWORD``, ``KAG_TEST_NEO4J_DATABASE``); else a testcontainers
+``Neo4jContainer`` when a Docker engine answers; else kag-neo4j's own local launcher, in a
+server instance named ``pytest`` (started here and stopped at the end of the session).
+``NEO4J_URI`` and ``kag.toml`` are never used: they name the user's own database.
+
+Each test gets an empty database with the core migrations applied. Emptying it requires the
+test marker (:mod:`kag_neo4j.store.reset`); the session claims the database once, and refuses
+one that holds data without the marker.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from kag_neo4j.config import Settings, load_settings
+from kag_neo4j.config import Settings
 from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Connection, Database
-from kag_neo4j.store.reset import reset_database
+from kag_neo4j.store.reset import claim_database, reset_database
 
 #: the vector dimension integration tests create indexes with (multilingual-e5-small)
 TEST_DIMENSION = 384
+#: holds True when this session started the server itself (a container or the ``pytest`` instance)
+_OWNED_SERVER: list[bool] = []
 
 
 def _docker_available() -> bool:
@@ -36,12 +43,13 @@ def _docker_available() -> bool:
 
 @pytest.fixture(scope="session")
 def neo4j_connection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connection]:
-    settings = load_settings()
-    if settings.neo4j_uri:
-        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
-        auth = (settings.neo4j_username, password) if password else None
-        yield Connection(settings.neo4j_uri, settings.neo4j_database, auth)
+    uri = os.environ.get("KAG_TEST_NEO4J_URI")
+    if uri:
+        password = os.environ.get("KAG_TEST_NEO4J_PASSWORD")
+        auth = (os.environ.get("KAG_TEST_NEO4J_USERNAME") or "neo4j", password) if password else None
+        yield Connection(uri, os.environ.get("KAG_TEST_NEO4J_DATABASE") or "neo4j", auth)
         return
+    _OWNED_SERVER.append(True)  # started below for this session: its data is the tests' own
     if _docker_available():
         from testcontainers.neo4j import Neo4jContainer
 
@@ -68,6 +76,7 @@ def neo4j_connection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conne
 def _session_db(neo4j_connection: Connection) -> Iterator[Database]:
     database = Database(neo4j_connection)
     database.verify()
+    claim_database(database, reason="kag-neo4j integration tests", allow_data=bool(_OWNED_SERVER))
     yield database
     database.close()
 
