@@ -39,12 +39,12 @@ from kag_neo4j.builder.align import Aligner, GraphLookup, Resolver
 from kag_neo4j.builder.aligned import AlignedDocument
 from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
 from kag_neo4j.builder.delete import delete_document
+from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
 from kag_neo4j.builder.write import (
     GraphWriter,
     WriteStats,
-    bump_graph_version,
     graph_counts,
 )
 from kag_neo4j.config import Settings
@@ -321,7 +321,9 @@ class Pipeline:
         self.vectoriser = Vectoriser(embedder, cache)
         self.aligner = Aligner(options.spg_schema, options.taxonomy, concept_links_from_types=options.mode != "light")
         self.resolver = Resolver(GraphLookup(db), self.vectoriser.embed, similarity=options.similarity)
-        self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written)
+        #: one load or delete at a time; every write transaction of this load renews it
+        self.lease = builder_lease(db, "`kag-neo4j load`", settings)
+        self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written, lease=self.lease)
         self._progress: Any = None
         self._task: Any = None
 
@@ -358,6 +360,8 @@ class Pipeline:
         taxonomy = self.options.taxonomy
         if taxonomy is not None:
             self.summary.taxonomy_concepts = self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors)
+            if self.summary.taxonomy_concepts:
+                self._note_version(self.writer.version)
 
     def _statuses(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         rows = self.db.read(query("builder/document_status"), ids=ids)
@@ -403,7 +407,12 @@ class Pipeline:
         self.summary.similarity_merges += stats.similarity_merges
         self.vectoriser.vectorise(aligned)
         self.writer.write(aligned)
+        self._note_version(self.writer.version)
         self.summary.documents_incomplete += sum(1 for doc in aligned if doc.failed_chunks)
+
+    def _note_version(self, version: int | None) -> None:
+        if version is not None:
+            self.summary.graph_version = version
 
     def _note_issues(self, issues: list[str]) -> None:
         self.summary.issues += len(issues)
@@ -414,7 +423,7 @@ class Pipeline:
     def run(self, documents: Iterable[SourceDocument], *, total: int | None = None) -> LoadSummary:
         began = time.perf_counter()
         try:
-            with self._progress_bar(total) as progress:
+            with self._progress_bar(total) as progress, self.lease:
                 self._progress = progress
                 self.prepare()
                 register = getattr(self.extractor, "register", None)
@@ -443,7 +452,7 @@ class Pipeline:
                 if unchanged and stored.get("status") == "complete" and not self.options.force:
                     skipped += 1
                     continue
-                delete_document(self.db, document.id, bump_version=False)
+                self._note_version(delete_document(self.db, document.id, lease=self.lease).graph_version)
                 if unchanged:
                     self.summary.documents_resumed += 1
                 else:
@@ -492,8 +501,6 @@ class Pipeline:
         self.summary.embedding_cache_hits = self.vectoriser.stats.cached
         self.summary.peak_rss_mb = peak_rss_mb()
         try:
-            if self.summary.changed:
-                self.summary.graph_version = bump_graph_version(self.db, "load")
             self.summary.graph = graph_counts(self.db)
         except Exception as exc:  # noqa: BLE001 - the summary must not hide the load's own error
             log.warning("could not read graph counts after the load: %s", exc)
