@@ -4,23 +4,36 @@
     summary = load(["corpus.json"], db, settings, LoadOptions(mode="light"))
     print(summary.documents_loaded, summary.merged, summary.chunks_per_second)
 
-How a load proceeds, per group of documents (in input order):
+How a load proceeds, under the builder lease (:mod:`kag_neo4j.builder.lease`: one load or
+delete at a time; a second one waits, then is refused), per group of documents (in input order):
 
 1. **Skip / replace / resume.** The stored ``Document.sha256`` and ``status`` are read. A
    complete document with the same hash is skipped (no extraction, no model call). A document
    whose hash changed, or whose previous load did not finish (``status = 'loading'``), is
-   deleted first (:mod:`kag_neo4j.builder.delete`: exactly its support) and loaded again.
+   loaded again and replaces the stored version - but only after its new version exists:
 2. **Split, extract, normalise** (the extractor of ``mode``; ``light`` needs no LLM), then the
-   taxonomy's concept names found in each chunk are added as entities.
-3. **Align** each document, **resolve** the group against the graph (exact ids, aliases,
+   taxonomy's concept names found in each chunk are added as entities. Nothing is written
+   yet, so a model endpoint that refuses every call (wrong key, URL or model, nothing
+   listening: :class:`~kag_neo4j.errors.ModelEndpointError`) stops the load with every stored
+   document intact. A changed document some of whose chunks failed keeps its complete old
+   version (``documents_kept``; a re-run retries).
+3. **Replace:** the texts to embed are embedded (an embedder failure also stops here), then the
+   stored versions are deleted (:mod:`kag_neo4j.builder.delete`, one transaction each).
+4. **Align** each document, **resolve** the group against the graph (exact ids, aliases,
    embeddings), **vectorise** chunks, new entities and concepts (cached).
-4. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
+5. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
    the transaction that writes its last chunk, so a crash or Ctrl-C loses at most the
    transaction in flight and a re-run redoes exactly the unfinished documents.
 
-At the end the graph version (``(:KagMeta {key: 'graph'}).version``) is bumped when anything
-changed, and a :class:`LoadSummary` reports documents, chunks, entities, relations, merges,
-model calls, tokens and seconds.
+``Document.status`` is ``'loading'`` from the first transaction that writes a version of the
+document until the transaction that writes its last chunk sets ``'complete'`` (a document
+with failed chunks stays ``'loading'``); retrieval shows only complete documents. A crash
+between step 3 and 5 leaves a replaced document absent (not half-written) until the re-run.
+
+Every transaction that changes the knowledge graph - writes, deletes, the taxonomy - increments
+the graph version (``(:KagMeta {key: 'graph'}).version``) itself, so a GDS projection named
+after an older version is never reused after a crash. A :class:`LoadSummary` reports documents,
+chunks, entities, relations, merges, model calls, tokens and seconds.
 """
 
 from __future__ import annotations
@@ -107,6 +120,8 @@ class LoadSummary(BaseModel):
     documents_replaced: int = 0
     documents_resumed: int = 0
     documents_incomplete: int = 0
+    #: changed documents whose new version had extraction failures: the stored version was kept
+    documents_kept: int = 0
     chunks: int = 0
     entity_mentions: int = 0
     entities_new: int = 0
@@ -170,6 +185,8 @@ class LoadSummary(BaseModel):
             rows.insert(1, ("taxonomy", f"{self.taxonomy_concepts} concepts"))
         if self.extraction_failures:
             failed = f"{self.extraction_failures} chunks (their documents stay incomplete; re-run to retry)"
+            if self.documents_kept:
+                failed += f"; {self.documents_kept} changed documents keep their previous version"
             rows.append(("extraction failures", failed))
         if self.read_failures:
             rows.append(("unreadable files", str(len(self.read_failures))))
@@ -390,15 +407,24 @@ class Pipeline:
             extractions.append(extraction)
         return extractions, dict(result.failures)
 
-    def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> None:
+    def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]], stored: dict[str, dict[str, Any]]) -> None:
+        """Extract, align, replace, resolve, embed and write one group. Extraction comes first and
+        changes nothing: a fatal model error (:class:`~kag_neo4j.errors.ModelEndpointError`) raised
+        here leaves every stored document as it was."""
         aligned: list[AlignedDocument] = []
         for (document, chunks), result in zip(items, self._extract_all(items)):
             extractions, failures = self._finish_extraction(chunks, result)
+            self.summary.extraction_failures += len(failures)
+            if failures and stored.get(document.id, {}).get("status") == "complete":
+                # the new version is incomplete: keep the complete old one; a re-run retries
+                self.summary.documents_kept += 1
+                self.summary.documents_incomplete += 1
+                continue
             doc = self.aligner.align_document(document, chunks, extractions)
             doc.failed_chunks = sorted(failures)
-            self.summary.extraction_failures += len(failures)
             self._note_issues(doc.issues)
             aligned.append(doc)
+        self._replace(aligned, stored)
         stats = self.resolver.resolve(aligned)
         self.summary.entity_mentions += stats.entity_records
         self.summary.entities_new += stats.new_entities
@@ -444,19 +470,16 @@ class Pipeline:
         self.summary.documents_seen += len(group)
         statuses = self._statuses([doc.id for doc in group])
         todo: list[tuple[SourceDocument, list[ChunkRecord]]] = []
+        stored: dict[str, dict[str, Any]] = {}
         skipped = 0
         for document in group:
-            stored = statuses.get(document.id)
-            if stored is not None:
-                unchanged = stored.get("sha256") == document.sha256
-                if unchanged and stored.get("status") == "complete" and not self.options.force:
+            found = statuses.get(document.id)
+            if found is not None:
+                unchanged = found.get("sha256") == document.sha256
+                if unchanged and found.get("status") == "complete" and not self.options.force:
                     skipped += 1
                     continue
-                self._note_version(delete_document(self.db, document.id, lease=self.lease).graph_version)
-                if unchanged:
-                    self.summary.documents_resumed += 1
-                else:
-                    self.summary.documents_replaced += 1
+                stored[document.id] = found  # replaced only once its new version is extracted
             else:
                 self.summary.documents_loaded += 1
             todo.append((document, self._split(document)))
@@ -465,7 +488,22 @@ class Pipeline:
         # full extraction is slow (one LLM call per chunk): write small groups so a crash loses little
         budget = self.options.batch_size if self.options.mode == "light" else min(self.options.batch_size, FULL_GROUP)
         for part in _chunk_groups(todo, budget):
-            self._process(part)
+            self._process(part, stored)
+
+    def _replace(self, aligned: list[AlignedDocument], stored: dict[str, dict[str, Any]]) -> None:
+        """Delete the stored versions of ``aligned`` documents (one transaction each, under the
+        lease) once their new versions are extracted and embedded, so that the new versions
+        resolve against the graph a clean load would see."""
+        replacing = [doc for doc in aligned if doc.id in stored]
+        if not replacing:
+            return
+        self.vectoriser.warm(aligned)  # an embedder failure stops here, before anything is deleted
+        for doc in replacing:
+            self._note_version(delete_document(self.db, doc.id, lease=self.lease).graph_version)
+            if stored[doc.id].get("sha256") == doc.document.sha256:
+                self.summary.documents_resumed += 1
+            else:
+                self.summary.documents_replaced += 1
 
     def _split(self, document: SourceDocument) -> list[ChunkRecord]:
         from kag_neo4j.builder.split import split_document
