@@ -214,13 +214,14 @@ def crash_benchmark(db: Database, uri: str, args: argparse.Namespace, work: Path
         resume_seconds = time.monotonic() - started
         after = _graph(db)
         differences = diff(reference, after)
+        differing = sum(len(set(reference[kind]) ^ set(after[kind])) for kind in ("nodes", "relationships"))
         row = {
             "run": run, "load": "replace v1->v2" if replacing else "v1 from empty", "kill": how,
             "killed_at_s": round(kill["at"], 2), "in_open_tx": kill["in_tx"],
             "finished_before_kill": kill["finished_first"],
             "complete_at_kill": statuses.get("complete", 0), "loading_at_kill": statuses.get("loading", 0),
             "version_moved_with_writes": version_ok, "resume_exit": resumed.returncode,
-            "resume_s": round(resume_seconds, 1), "equal": not differences, "differences": len(differences),
+            "resume_s": round(resume_seconds, 1), "equal": not differences, "differences": differing,
         }
         if replacing:
             row["changed_docs_present_at_kill"] = int(old_or_new["present"])

@@ -119,7 +119,8 @@ _CHILD = textwrap.dedent(
 def test_a_killed_load_process_resumes_to_the_same_graph(
     db: Database, test_settings: Settings, uninterrupted: dict
 ) -> None:
-    script = _CHILD.format(repo=str(REPO), settings=test_settings.model_dump_json(), paths=[str(p) for p in PATHS],
+    child_settings = test_settings.model_copy(update={"load_lease_seconds": 3.0})  # its lease outlives it by <= 3 s
+    script = _CHILD.format(repo=str(REPO), settings=child_settings.model_dump_json(), paths=[str(p) for p in PATHS],
                            dimension=TEST_DIMENSION)
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
