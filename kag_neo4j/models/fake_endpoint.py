@@ -6,7 +6,7 @@ so both can use it); it never listens beyond the loopback interface.
     with FakeEndpoint(fault="401", after=3) as endpoint:   # 3 good answers, then HTTP 401
         os.environ["KAG_LLM_BASE_URL"] = endpoint.url        # http://127.0.0.1:PORT/v1
 
-A good answer is an extraction of the passage in the last user message: its capitalised
+A good answer is an extraction of the passage in the (first) user message: its capitalised
 phrases are entities, and consecutive ones in a sentence are related. Faults: ``401``,
 ``404``, ``500`` (HTTP errors with an OpenAI-style body), ``timeout`` (the answer comes after
 ``delay`` seconds), ``invalid_json`` (a reply that is not JSON), ``refused`` (the server stops
@@ -123,10 +123,10 @@ class FakeEndpoint:
                     threading.Thread(target=endpoint.close, daemon=True).start()
                     self.close_connection = True
                     return
-                messages = body.get("messages") or [{}]
-                text = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
-                match = _PASSAGE.search(text)
-                self._send(200, _chat_body(json.dumps(extraction_of(match.group(1) if match else text))))
+                users = [str(m.get("content", "")) for m in body.get("messages") or [] if m.get("role") == "user"]
+                # the passage is in the first user message; a repair prompt comes after it
+                found = next((m.group(1) for m in map(_PASSAGE.search, users) if m), users[0] if users else "")
+                self._send(200, _chat_body(json.dumps(extraction_of(found))))
                 with endpoint._lock:
                     endpoint.answered += 1
 
