@@ -990,16 +990,21 @@ class _Scanner:
         raise self.error(f"the string opened with {opening} is never closed", start)
 
     def raw(self, stops: str, what: str) -> tuple[str, SourcePos]:
-        """Unquoted text up to a stop symbol at bracket depth 0 (quotes inside are kept)."""
+        """Unquoted text up to a stop symbol at bracket depth 0 (quotes inside are kept).
+
+        In an argument value (stops ``,)``) a full-width '，' is text unless the next argument
+        follows it (``s.city=杭州市，西湖区`` keeps the comma); in lists it always separates."""
         self.skip()
         start = self.i
         depth = 0
+        argument = stops == ",)"
         while self.i < len(self.text):
             ch = _sym(self.text[self.i])
             if self.text.startswith("//", self.i) or ch == "\n":
                 break
             if depth == 0 and ch in stops:
-                break
+                if not (argument and self.text[self.i] == "，" and not _NEXT_ARGUMENT.match(self.text, self.i + 1)):
+                    break
             if ch in "([":
                 depth += 1
             elif ch in ")]":
