@@ -157,6 +157,12 @@ def _check_alias(value: str) -> str:
     return value
 
 
+def _check_property(value: str) -> str:
+    if not _PROP_PATTERN.fullmatch(value):
+        raise ValueError(f"property {value!r} must start with a letter and use letters, digits or '_'")
+    return value
+
+
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
 
@@ -301,9 +307,7 @@ class PropertyRef(_Node):
     @field_validator("prop")
     @classmethod
     def _check_prop(cls, value: str) -> str:
-        if not _PROP_PATTERN.fullmatch(value):
-            raise ValueError(f"property {value!r} must start with a letter and use letters, digits or '_'")
-        return value
+        return _check_property(value)
 
     def to_text(self) -> str:
         return f"{self.alias}.{self.prop}"
@@ -323,9 +327,7 @@ class Constraint(_Node):
     @field_validator("prop")
     @classmethod
     def _check_prop(cls, value: str) -> str:
-        if not _PROP_PATTERN.fullmatch(value):
-            raise ValueError(f"property {value!r} must start with a letter and use letters, digits or '_'")
-        return value
+        return _check_property(value)
 
     @field_validator("target")
     @classmethod
@@ -866,7 +868,7 @@ _QUOTES = {"`": "`", '"': '"', "'": "'", "“": "”", "‘": "’", "「": "」
 # a full-width '，' inside an unquoted type ends it only when the next argument follows
 # (``key=`` or a constraint ``x.prop``); a full-width '）' only when nothing but spaces, comments
 # or an arrow follows (the end of the action). Otherwise both are part of the type.
-_NEXT_ARGUMENT = re.compile(r"\s*[^\W\d]\w*\s*(?:[=＝](?!=)|\.)")
+_NEXT_ARGUMENT = re.compile(r"\s*[^\W\d]\w*\s*(?:[=＝](?!=)|\.\s*[^\W\d_]\w*\s*[=!<>≠≤≥])")
 _ACTION_END = re.compile(r"(?:\s|//[^\n]*)*(?:\Z|->|→|=>)")
 _NAME_CLOSE = frozenset("]】］")
 _COMPARISON = re.compile(r"==|!=|<>|<=|>=|=|<|>|≠|≤|≥")
