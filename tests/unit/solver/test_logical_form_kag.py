@@ -10,6 +10,8 @@ punctuation cases are checked on our equivalents (Output, constraint values).
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from pydantic import ValidationError
 
@@ -153,15 +155,17 @@ def test_full_width_types_continue_over_lines() -> None:
         "Step1: q\n"
         "Action1: Retrieval(\n"
         "    s=s1:电影（明星[`张三`]，\n"
-        "    p=p1:参演,\n"
-        "    o=o1:电影\n"
+        "    p=p1:参演，\n"  # a '，' at the line end: the next line starts an argument
+        "    o=o1:电影, o.city=杭州，\n"
+        "    o.year=2011\n"
         ")\n"
         "Action2: Output(o1)\n"
     )
     op = plan.steps[0].actions[0].operator
     assert isinstance(op, RetrievalOp)
-    assert (op.s.type, op.s.name, op.p.type) == ("电影（明星", "张三", "参演")
-    assert plan.steps[0].actions[1].pos.line == 7  # type: ignore[union-attr]
+    assert (op.s.type, op.s.name, op.p.type, op.o.type) == ("电影（明星", "张三", "参演", "电影")
+    assert [c.value for c in op.constraints] == ["杭州", 2011]
+    assert plan.steps[0].actions[1].pos.line == 8  # type: ignore[union-attr]
 
 
 def test_an_unclosed_action_stops_at_the_next_header() -> None:
@@ -383,3 +387,34 @@ def test_thinking_variants() -> None:
     assert plan_from_response(reply).output.names == ["o1"]
     with pytest.raises(LogicalFormError, match="never closes it"):
         plan_from_response("<think>Step1: q\nAction1: Retrieval(s=s1, p=p1, o=o1)\nAction2: Output(o1)")
+
+
+def test_random_types_names_and_ids_round_trip() -> None:
+    """Seeded: elements made of the characters the new rules care about print and parse back."""
+    rng = random.Random(14)
+    alphabet = list("ab1 _-.|,()[]（）【】，：＝`\"':=/\\张")
+
+    def token() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))).strip() or "x"
+
+    for _ in range(800):
+        types = [token() for _ in range(rng.randint(0, 3))]
+        name = token() if rng.random() < 0.7 else None
+        element = Element(
+            alias="s1",
+            type=types[0] if types else None,
+            alt_types=types[1:],
+            name=name,
+            ids=[token() for _ in range(rng.randint(0, 3))] if name else [],
+        )
+        op = RetrievalOp(
+            s=element,
+            p=Element(alias="p1", type=token()),
+            o=Element(alias="o1"),
+            constraints=[Constraint(target="o", prop="x", op="=", value=token())],
+        )
+        output = OutputOp.model_validate({"aliases": [{"alias": "o1"}]})
+        plan = Plan(
+            steps=[Step(number=1, question="q", actions=[Action(number=1, operator=op), Action(number=2, operator=output)])]
+        )
+        round_trips(plan)
