@@ -115,5 +115,5 @@ def test_statements_run_nodes_before_edges() -> None:
     assert order[0].startswith("// Documents")
     assert order.index(next(o for o in order if o.startswith("// Entities"))) < order.index(
         next(o for o in order if o.startswith("// Chunks")))
-    assert any("SET e:Person" in s for s in tx.statements)
+    assert any("SET e:`Person`" in s for s in tx.statements)
     assert tx.statements[-1].splitlines()[0].startswith("// Checkpoint")
