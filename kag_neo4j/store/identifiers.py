@@ -5,8 +5,9 @@ so they are checked here (and again by the query builder in ``kag_neo4j.store.cy
 they are ever written into a query, where templates also backtick-quote them. Only letters,
 digits and underscores are allowed, starting with a letter; Unicode letters (e.g. Chinese type
 names) are allowed, but a name must be in Unicode NFKC form (no full-width ``Ｃｈｕｎｋ``, no
-``²``) and its letters must come from one script (no Cyrillic ``С`` in a Latin ``Сhunk``; Latin
-mixed with Han, kana or Hangul is fine).
+``²``) and the letters of each part between underscores must come from one script (no Cyrillic
+``С`` in a Latin ``Сhunk``; Latin mixed with Han, kana or Hangul is fine, and so is
+``spg_Москва_id``).
 
 This module also holds the one list of labels and relationship types kag-neo4j uses for its own
 graph (:data:`RESERVED_LABELS`, :data:`RESERVED_RELATIONSHIP_TYPES`): the schema validator, the
@@ -89,11 +90,13 @@ def _script(char: str) -> str | None:
 
 
 def _mixed_scripts(name: str) -> tuple[str, ...]:
-    """The scripts of ``name`` when they may not be mixed (``()`` when the name is fine)."""
-    scripts = {script for script in map(_script, name) if script is not None}
-    if len(scripts) <= 1 or any(scripts <= allowed for allowed in _SCRIPT_MIXES):
-        return ()
-    return tuple(sorted(scripts))
+    """The scripts of a part of ``name`` between underscores when they may not be mixed (``()``
+    when the name is fine; ``spg_Москва_id`` is fine, ``Сhunk`` is not)."""
+    for part in name.split("_"):
+        scripts = {script for script in map(_script, part) if script is not None}
+        if len(scripts) > 1 and not any(scripts <= allowed for allowed in _SCRIPT_MIXES):
+            return tuple(sorted(scripts))
+    return ()
 
 
 _EXISTING_NAME = re.compile(r"^[\w.\-]{1,256}$", re.UNICODE)
