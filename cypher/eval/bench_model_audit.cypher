@@ -1,5 +1,5 @@
-// Injection benchmark: the labels and relationship types in use and the property keys the
-// database knows, compared before and after a hostile load.
+// Injection benchmark: the labels, relationship types and property keys in use (on any node or
+// relationship), compared before and after a hostile load. Scans the whole graph: small graphs only.
 CALL () {
   CALL db.labels() YIELD label
   RETURN collect(label) AS labels
@@ -9,7 +9,13 @@ CALL () {
   RETURN collect(relationshipType) AS types
 }
 CALL () {
-  CALL db.propertyKeys() YIELD propertyKey
-  RETURN collect(propertyKey) AS keys
+  OPTIONAL MATCH (n)
+  UNWIND CASE WHEN n IS NULL THEN [] ELSE keys(n) END AS key
+  RETURN collect(DISTINCT key) AS node_keys
 }
-RETURN labels, types, keys
+CALL () {
+  OPTIONAL MATCH ()-[r]->()
+  UNWIND CASE WHEN r IS NULL THEN [] ELSE keys(r) END AS key
+  RETURN collect(DISTINCT key) AS edge_keys
+}
+RETURN labels, types, node_keys + [key IN edge_keys WHERE NOT key IN node_keys] AS keys

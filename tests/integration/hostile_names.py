@@ -277,6 +277,9 @@ class Audit:
             r.rel_type for s in self.schemas for t in s.types for r in t.relations}
         return self
 
+    def snapshot_now(self) -> Snapshot:
+        return snapshot(self.db)
+
     def findings(self) -> dict[str, list[str]]:
         assert self.before is not None, "call start() first"
         after, before = snapshot(self.db), self.before
