@@ -117,27 +117,30 @@ def check_existing_name(name: str, *, what: str = "index or constraint name") ->
     return ExistingName(name)
 
 
-def check_identifier(name: str, *, what: str = "identifier") -> str:
-    """Return ``name`` unchanged when it is a safe Cypher identifier, else raise."""
+#: what :func:`identifier_problem` says about a name that is not even Cypher-identifier shaped
+SYNTAX_RULE = "use letters, digits and underscores only, starting with a letter (at most 128 characters)"
+
+
+def identifier_problem(name: object) -> str | None:
+    """Why ``name`` may not be a label, relationship type or property key (``None``: it may)."""
     if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
-        raise InvalidIdentifierError(
-            f"{what} {name!r} is not allowed: use letters, digits and underscores only, "
-            "starting with a letter (at most 128 characters)"
-        )
+        return SYNTAX_RULE
     if name.isascii():
-        return name
+        return None
     normal = unicodedata.normalize("NFKC", name)
     if normal != name:
-        raise InvalidIdentifierError(
-            f"{what} {name!r} is not allowed: it has full-width, compatibility or look-alike characters; "
-            f"write it in Unicode NFKC form ({normal!r})"
-        )
+        return f"it has full-width, compatibility or look-alike characters; write it in Unicode NFKC form ({normal!r})"
     mixed = _mixed_scripts(name)
     if mixed:
-        raise InvalidIdentifierError(
-            f"{what} {name!r} is not allowed: it mixes letters of the {' and '.join(mixed)} scripts, "
-            "which look alike; write it in one script"
-        )
+        return f"it mixes letters of the {' and '.join(mixed)} scripts, which look alike; write it in one script"
+    return None
+
+
+def check_identifier(name: str, *, what: str = "identifier") -> str:
+    """Return ``name`` unchanged when it is a safe Cypher identifier, else raise."""
+    problem = identifier_problem(name)
+    if problem is not None:
+        raise InvalidIdentifierError(f"{what} {name!r} is not allowed: {problem}")
     return name
 
 
