@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kag_neo4j.errors import InvalidIdentifierError, SchemaError
+from kag_neo4j.errors import SchemaError
 from kag_neo4j.schema.issues import Location, SchemaFileError, fail
 from kag_neo4j.schema.lexer import Line, Node, read_tree
 from kag_neo4j.schema.models import (

@@ -77,6 +77,21 @@ HOSTILE_NAMES: tuple[str, ...] = (
     "x" * 300,
 )
 
+#: a schema applied before the hostile load: its Chunk type is stored as SpgChunk
+HOSTILE_SCHEMA = """\
+namespace Hostile
+
+Person(人物): EntityType
+  properties:
+    born: Text
+  relations:
+    founded: Company
+
+Company: EntityType
+
+Chunk: EntityType
+"""
+
 #: mentions and questions that are punctuation only or Lucene syntax (and payloads)
 HOSTILE_MENTIONS: tuple[str, ...] = (
     "—", "?!", "…", "¿¡", "()", "*", "*:*", "name:*", "\\", '"', "/", "a AND", "OR NOT", "[a TO z]", "~", "^2",
@@ -139,7 +154,8 @@ def extraction_llm(names: Sequence[str]) -> ScriptedLLM:
 def hostile_tables(folder: Path, names: Sequence[str]) -> list[Path]:
     """CSV and JSON record files whose column names, ``label`` values and stems are ``names``."""
     folder.mkdir(parents=True, exist_ok=True)
-    usable = [name for name in names if name.strip() and "\x00" not in name]
+    fixed = {"id", "name", "label", "srcid", "dstid", "s", "p", "o", "from", "to", "fromtype", "totype", "properties"}
+    usable = [name for name in names if name.strip() and "\x00" not in name and name.casefold() not in fixed]
     paths = []
     nodes = folder / "Company.csv"
     with nodes.open("w", newline="", encoding="utf-8") as handle:
@@ -233,6 +249,15 @@ def _is_identifier(name: str) -> bool:
     return True
 
 
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _hostile_key(key: str) -> bool:
+    """A property key no load may create: not an identifier, or one of the hostile names that is
+    not a plain ASCII identifier (a look-alike such as ``Ｃｈｕｎｋ`` or ``Сhunk``)."""
+    return not _is_identifier(key) or (key in HOSTILE_NAMES and not _PLAIN.fullmatch(key))
+
+
 @dataclass
 class Snapshot:
     labels: set[str]
@@ -259,7 +284,8 @@ class Audit:
     """What appeared between :meth:`start` and :meth:`findings` that the data model does not allow.
 
     Allowed: kag-neo4j's own labels and relationship types, the labels and relationship types of
-    ``schemas`` (applied before :meth:`start`), and property keys that are identifiers. Indexes
+    ``schemas`` (applied before :meth:`start`), and property keys that are identifiers and not
+    look-alikes. Indexes
     (but lookup and constraint-backed ones), constraints, procedures and functions must not
     change at all.
     """
@@ -286,7 +312,7 @@ class Audit:
         return {
             "labels": sorted(after.labels - before.labels - self.allowed_labels),
             "relationship types": sorted(after.types - before.types - self.allowed_types),
-            "property keys": sorted(k for k in after.keys - before.keys if not _is_identifier(k)),
+            "property keys": sorted(k for k in after.keys - before.keys if _hostile_key(k)),
             "indexes": sorted(after.indexes ^ before.indexes),
             "constraints": sorted(after.constraints ^ before.constraints),
             "procedures": sorted(after.procedures ^ before.procedures),

@@ -20,6 +20,7 @@ from kag_neo4j.solver.graph_schema import read_graph_schema
 from kag_neo4j.store.database import Database
 from tests.integration.conftest import TEST_DIMENSION
 from tests.integration.hostile_names import (
+    HOSTILE_SCHEMA,
     Audit,
     executed_payloads,
     extraction_llm,
@@ -44,19 +45,6 @@ NAMES = [
 ]
 LOOKALIKES = {"Ｃｈｕｎｋ", "Сhunk", "Area²"}
 
-SCHEMA = """\
-namespace Hostile
-
-Person(人物): EntityType
-  properties:
-    born: Text
-  relations:
-    founded: Company
-
-Company: EntityType
-
-Chunk: EntityType
-"""
 
 
 @pytest.fixture
@@ -74,7 +62,7 @@ def _no_violations(audit: Audit, db: Database) -> None:
 def test_hostile_extractions_in_full_mode_are_refused_or_neutralised(
     db: Database, test_settings: Settings, embedder: HashingEmbedder
 ) -> None:
-    schema = validate_schema(parse_schema(SCHEMA, source="hostile.schema"))
+    schema = validate_schema(parse_schema(HOSTILE_SCHEMA, source="hostile.schema"))
     apply_schema(db, schema)
     plant_canary(db)
     audit = Audit(db, [schema]).start()
