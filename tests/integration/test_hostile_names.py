@@ -17,6 +17,7 @@ from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.schema import parse_schema, validate_schema
 from kag_neo4j.schema.apply import apply_schema
 from kag_neo4j.solver.graph_schema import read_graph_schema
+from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 from tests.integration.conftest import TEST_DIMENSION
 from tests.integration.hostile_names import (
@@ -152,3 +153,12 @@ def test_labels_that_cypher_cannot_read_unquoted_are_written_quoted(
     assert summary.documents_loaded == 1
     assert db.read("MATCH (e:`கல௰`) RETURN count(e) AS n")[0]["n"] == 2
     assert db.read("MATCH ()-[r:`மக௰`]->() RETURN count(r) AS n")[0]["n"] == 1
+
+
+@pytest.mark.parametrize("query", ["solver/concept_widen", "link_entities"])
+def test_an_empty_lucene_query_skips_the_fulltext_call(db: Database, embedder: HashingEmbedder, query: str) -> None:
+    write_fixture_graph(db, embedder)
+    params = {"mention": "—", "mention_query": "", "mention_vector": embedder.embed_query("—"), "type": None,
+              "k_candidates": 10, "min_similarity": 0.99, "rrf_k": 60, "k": 3}
+    folder = "procedures" if query == "link_entities" else "cypher"
+    assert db.read(cypher.query(query, folder), **params) == []
