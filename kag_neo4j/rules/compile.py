@@ -530,12 +530,12 @@ class _RuleCompiler:
                     target = self.relation_target(item.type.name, key, value)
                     if target is not None:
                         edge_var = f"__e{index}_{len(edges) + 1}"
-                        edges.append({"var": Fragment(edge_var), "type": ident(key, what="relation name"),
+                        edges.append({"var": Fragment(edge_var), "type": Ident(checked_ident(key, item.location, "relation name")),
                                       "target": Ident(self.nodes[target].rendered)})
                         self.writes.append(Fact(kind="relation", types=frozenset({key}), a=var.shape(created=True),
                                                 b=self.nodes[target].shape()))
                         continue
-                    values.append((ident(key, what="property key"), compile_expr(value, action_scope, self.params)))
+                    values.append((Ident(checked_ident(key, item.location, "property key")), compile_expr(value, action_scope, self.params)))
                     try:
                         constants[key] = literal_value(value)
                     except ValueError:
@@ -557,8 +557,8 @@ class _RuleCompiler:
                         ends.append((self.nodes[end].rendered, self.nodes[end].shape()))
                     else:
                         raise self.fail(item.location, f"expected a node of the pattern or a created node for src/dst, found '{end}'")
-                rel = ident(item.type, what="relation name")
-                values = [(ident(key, what="property key"), compile_expr(value, action_scope, self.params))
+                rel = Ident(checked_ident(item.type, item.location, "relation name"))
+                values = [(Ident(checked_ident(key, item.location, "property key")), compile_expr(value, action_scope, self.params))
                           for key, value in item.values if key not in RESERVED_VALUE_KEYS]
                 edge_items.append({"var": Fragment(f"__e{index}"), "src": Fragment(ends[0][0]), "dst": Fragment(ends[1][0]),
                                    "type": rel, "props": values})
