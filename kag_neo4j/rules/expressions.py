@@ -206,38 +206,44 @@ def _is_null(expr: ast.Expr) -> bool:
     return isinstance(expr, ast.Literal_) and expr.value is None
 
 
-def names_in(expr: ast.Expr) -> set[str]:
-    """Every variable or local name an expression refers to (``x`` of ``x.key`` included)."""
-    if isinstance(expr, ast.Name):
-        return {expr.name}
-    if isinstance(expr, ast.Property):
-        return {expr.var}
+def _children(expr: ast.Expr) -> tuple[ast.Expr, ...]:
     if isinstance(expr, ast.Unary):
-        return names_in(expr.operand)
+        return (expr.operand,)
     if isinstance(expr, ast.Binary):
-        return names_in(expr.left) | names_in(expr.right)
-    if isinstance(expr, (ast.Call, ast.ListExpr)):
-        items = expr.args if isinstance(expr, ast.Call) else expr.items
-        return set().union(*(names_in(a) for a in items)) if items else set()
+        return (expr.left, expr.right)
+    if isinstance(expr, ast.Call):
+        return expr.args
+    if isinstance(expr, ast.ListExpr):
+        return expr.items
     if isinstance(expr, ast.Aggregate):
-        return set(expr.keys) | names_in(expr.arg)
-    return set()
+        return (expr.arg,)
+    return ()
+
+
+def _walk(expr: ast.Expr) -> list[ast.Expr]:
+    found = [expr]
+    for child in _children(expr):
+        found.extend(_walk(child))
+    return found
+
+
+def names_in(expr: ast.Expr) -> set[str]:
+    """Every variable or local name an expression refers to (``x`` of ``x.key`` and the keys of
+    ``group(…)`` included)."""
+    names: set[str] = set()
+    for node in _walk(expr):
+        if isinstance(node, ast.Name):
+            names.add(node.name)
+        elif isinstance(node, ast.Property):
+            names.add(node.var)
+        elif isinstance(node, ast.Aggregate):
+            names.update(node.keys)
+    return names
 
 
 def properties_in(expr: ast.Expr) -> set[tuple[str, str]]:
     """``(variable, key)`` of every ``variable.key`` in an expression."""
-    if isinstance(expr, ast.Property):
-        return {(expr.var, expr.key)}
-    if isinstance(expr, ast.Unary):
-        return properties_in(expr.operand)
-    if isinstance(expr, ast.Binary):
-        return properties_in(expr.left) | properties_in(expr.right)
-    if isinstance(expr, (ast.Call, ast.ListExpr)):
-        items = expr.args if isinstance(expr, ast.Call) else expr.items
-        return set().union(*(properties_in(a) for a in items)) if items else set()
-    if isinstance(expr, ast.Aggregate):
-        return properties_in(expr.arg)
-    return set()
+    return {(node.var, node.key) for node in _walk(expr) if isinstance(node, ast.Property)}
 
 
 def equalities(expr: ast.Expr) -> dict[tuple[str, str], object]:

@@ -467,14 +467,8 @@ class _Parser:
             return ast.Literal_(value=None if word == "null" else word == "true", location=token.location)
         if self.is_op("["):
             self.advance()
-            items: list[ast.Expr] = []
-            while not self.is_op("]"):
-                items.append(self.expr())
-                if not self.is_op(","):
-                    break
-                self.advance()
-            self.expect_op("]", "',' or ']' closing the list")
-            return ast.ListExpr(items=tuple(items), location=token.location)
+            items = self.expressions("]", "',' or ']' closing the list")
+            return ast.ListExpr(items=items, location=token.location)
         if self.is_op("("):
             self.advance()
             inner = self.expr()
@@ -486,20 +480,25 @@ class _Parser:
                 return self.aggregate(token)
             if self.is_op("("):
                 self.advance()
-                args: list[ast.Expr] = []
-                while not self.is_op(")"):
-                    args.append(self.expr())
-                    if not self.is_op(","):
-                        break
-                    self.advance()
-                self.expect_op(")", "',' or ')' closing the arguments")
-                return ast.Call(name=token.text, args=tuple(args), location=token.location)
+                args = self.expressions(")", "',' or ')' closing the arguments")
+                return ast.Call(name=token.text, args=args, location=token.location)
             if self.is_op("."):
                 self.advance()
                 key = self.name_or_quoted(f"a property name after '{token.text}.'")
                 return ast.Property(var=token.text, key=key, location=token.location)
             return ast.Name(name=token.text, location=token.location)
         raise self.error("a value, a name or '('")
+
+    def expressions(self, close: str, expected: str) -> tuple[ast.Expr, ...]:
+        """``expr (',' expr)*`` up to and including ``close`` (which may come at once)."""
+        items: list[ast.Expr] = []
+        while not self.is_op(close):
+            items.append(self.expr())
+            if not self.is_op(","):
+                break
+            self.advance()
+        self.expect_op(close, expected)
+        return tuple(items)
 
     def aggregate(self, start: Token) -> ast.Aggregate:
         self.advance()  # (

@@ -13,18 +13,11 @@ from kag_neo4j.cli import app
 from kag_neo4j.config import Settings
 from kag_neo4j.schema import apply_schema, load_schema
 from kag_neo4j.store.database import Database
+from tests.integration.test_solver_cli import _env
 from tests.integration.test_rules_riskmining import FILES, build, derived, expected, APPS
 from tests.integration.test_rules_supplychain import CONCEPTS, SCHEMA, build as build_supply
 
 pytestmark = pytest.mark.integration
-
-
-def _env(settings: Settings) -> dict[str, str]:
-    env = {"NEO4J_URI": settings.neo4j_uri or "", "NEO4J_DATABASE": settings.neo4j_database}
-    if settings.neo4j_password:
-        env["NEO4J_USERNAME"] = settings.neo4j_username
-        env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
-    return env
 
 
 def test_rules_apply_twice(db: Database, test_settings: Settings) -> None:
