@@ -15,6 +15,20 @@ class Neo4jUnavailableError(KagError):
     """No Neo4j answers at the configured URI."""
 
 
+class Neo4jConnectionLostError(Neo4jUnavailableError):
+    """Neo4j stopped answering during an operation (``ServiceUnavailable``, ``SessionExpired``),
+    and still did not answer after the retries."""
+
+
+class Neo4jCommitUnknownError(Neo4jConnectionLostError):
+    """The connection was lost while a write transaction committed: it may or may not be applied."""
+
+
+class Neo4jTransientError(KagError):
+    """Neo4j reported a transient error (lock conflict, deadlock, database restarting) that lasted
+    through every retry."""
+
+
 class UnsafeResetError(KagError):
     """A database was to be emptied that is not marked as disposable (it may hold someone's data)."""
 
