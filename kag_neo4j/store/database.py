@@ -87,7 +87,9 @@ def connection_for(settings: Settings) -> Connection:
 
 def _reason(exc: BaseException) -> str:
     code = getattr(exc, "code", None)
-    message = str(exc).strip() or type(exc).__name__
+    message = " ".join(str(exc).split()) or type(exc).__name__  # the driver's messages span lines
+    if len(message) > 300:
+        message = message[:299] + "…"
     return f"{type(exc).__name__}: {message}" if not code else f"{code}: {message}"
 
 

@@ -37,6 +37,7 @@ def lost() -> Database:
 
 def _assert_names_fix(exc: KagError, db: Database) -> None:
     message = str(exc)
+    assert "\n" not in message  # one line on the console
     assert db.connection.uri in message
     assert "kag-neo4j server start" in message
     assert "ServiceUnavailable" in message
