@@ -168,6 +168,18 @@ def _kill(settings: Any) -> int:
     return state.pid
 
 
+def _exit_after_kill(child: subprocess.Popen[str], retry: float) -> tuple[bool, str]:
+    """Wait for a CLI run whose server was just killed: did it exit != 0 with an `error:` line and
+    no traceback? Returns that and a table cell."""
+    killed_at = time.perf_counter()
+    _, err = child.communicate(timeout=retry * 6 + 120)
+    seconds = time.perf_counter() - killed_at
+    traceback = "Traceback" in err
+    passed = child.returncode not in (0, None) and not traceback and _error_line(err).startswith("error:")
+    return passed, (f"exit {child.returncode} after {seconds:.1f} s; traceback: {'yes' if traceback else 'no'}; "
+                    f"stderr: `{_cell(_error_line(err))}`")
+
+
 def _complete(uri: str) -> int:
     with Database(Connection(uri, "neo4j", None, retry_seconds=0)) as db:
         return int(db.read("MATCH (d:Document {status: 'complete'}) RETURN count(d) AS n")[0]["n"])
@@ -238,14 +250,10 @@ def main() -> int:
             print("the load finished before the kill; raise --limit", file=sys.stderr)
             return 1
         pid = _kill(settings)
-        killed_at = time.perf_counter()
-        out, err = child.communicate(timeout=args.retry * 6 + 120)
-        exit_after = time.perf_counter() - killed_at
-        load_ok = child.returncode not in (0, None) and "Traceback" not in err and _error_line(err).startswith("error:")
-        ok &= load_ok
         rows.append(("kill mid-load", f"SIGKILL java pid {pid} with {done}/{len(passages)} documents complete"))
-        rows.append(("load CLI after the kill", f"exit {child.returncode} after {exit_after:.1f} s; traceback: "
-                                                f"{'yes' if 'Traceback' in err else 'no'}; stderr: `{_cell(_error_line(err))}`"))
+        passed, outcome = _exit_after_kill(child, args.retry)
+        ok &= passed
+        rows.append(("load CLI after the kill", outcome))
 
         # 3. restart and resume
         code, _, err, seconds = _run([CLI, "server", "start"], env, 600)
@@ -286,15 +294,11 @@ def main() -> int:
                 print("the ask never reached its planner call", file=sys.stderr)
                 return 1
             pid = _kill(settings)
-            killed_at = time.perf_counter()
             planner.release.set()
-            out, err = child.communicate(timeout=args.retry * 6 + 120)
-            exit_after = time.perf_counter() - killed_at
-            mid_ok = child.returncode not in (0, None) and "Traceback" not in err and _error_line(err).startswith("error:")
-            ok &= mid_ok
             rows.append(("kill mid-ask", f"SIGKILL java pid {pid} while the planner call was held, then released"))
-            rows.append(("ask CLI after the kill", f"exit {child.returncode} after {exit_after:.1f} s; traceback: "
-                                                   f"{'yes' if 'Traceback' in err else 'no'}; stderr: `{_cell(_error_line(err))}`"))
+            passed, outcome = _exit_after_kill(child, args.retry)
+            ok &= passed
+            rows.append(("ask CLI after the kill", outcome))
         finally:
             planner.close()
 
