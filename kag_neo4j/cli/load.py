@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kag_neo4j.cli.common import make_console
 from rich.table import Table
 
-from kag_neo4j.cli.common import EXIT_PARTIAL, print_error, print_note, quiet_library_logs
+from kag_neo4j.cli.common import EXIT_PARTIAL, make_console, print_error, print_note, quiet_library_logs
 from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.errors import KagError
 
