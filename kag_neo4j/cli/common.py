@@ -79,12 +79,12 @@ def quiet_library_logs() -> None:
 
 def print_error(message: object) -> None:
     """One ``error:`` line on stderr, never wrapped (scripts can grep it)."""
-    err_console.print(f"[bold red]error:[/] {escape(str(message))}", highlight=False, markup=True, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(str(message))}", highlight=False, markup=True)
 
 
 def print_note(prefix: str, message: object) -> None:
     """One unwrapped ``prefix message`` line on stderr (a refused file, a warning, ...)."""
-    err_console.print(f"{prefix} {message}", highlight=False, markup=False, soft_wrap=True)
+    err_console.print(f"{prefix} {message}", highlight=False, markup=False)
 
 
 def reports_errors(func: Callable[P, R]) -> Callable[P, R]:

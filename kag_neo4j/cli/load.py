@@ -189,7 +189,7 @@ def _print_deleted(report: Any) -> None:
     console.print(
         f"deleted {report.document}: {report.chunks} chunks, {report.entities} entities, {report.events} events, "
         f"{report.relations_deleted} relations ({report.relations_updated} kept with other sources), "
-        f"{report.concepts} concepts", highlight=False, markup=False, soft_wrap=True,
+        f"{report.concepts} concepts", highlight=False, markup=False,
     )
 
 
