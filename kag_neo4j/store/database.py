@@ -23,7 +23,6 @@ URI and the fix, so the CLI prints one line instead of a traceback):
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,8 +50,6 @@ from kag_neo4j.errors import (
 
 #: driver errors that are retried (in transactions always, outside them when idempotent)
 RETRIED = (ServiceUnavailable, SessionExpired, TransientError)
-#: the driver logs every retry as a warning; kag-neo4j reports the outcome instead
-logging.getLogger("neo4j").setLevel(logging.ERROR)
 
 T = TypeVar("T")
 
