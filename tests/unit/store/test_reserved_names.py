@@ -93,7 +93,7 @@ def test_rule_templates_take_no_plain_text() -> None:
 
     with pytest.raises(TypeError, match="Ident or a Fragment"):
         render("retract_property", label="Person`) DETACH DELETE n //", key=ident("x"), body=Fragment(""))
-    assert ident("risk mark") == "`risk mark`"
+    assert ident("riskMark") == "`riskMark`"
 
 
 @pytest.mark.parametrize("name", ["Chunk", "chunk", "CHUNK", "Ｃｈｕｎｋ", "document", "KagRun", "KagLoadLease",
