@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     neo4j_database: str = Field(
         default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
     )
+    #: how long reads and transactional writes are retried on transient errors and lost connections
+    neo4j_retry_seconds: float = Field(default=30.0, ge=0)
 
     # --- local server (KAG_HOME, KAG_SERVER_*)
     home: Path = Field(default_factory=default_home)
@@ -74,7 +76,8 @@ class Settings(BaseSettings):
     load_lock_wait: float = Field(default=120.0, ge=0)  # how long a second loader waits before it is refused
 
     # --- models (issue: models layer)
-    llm_provider: Literal["llamacpp", "openai", "scripted"] = "llamacpp"
+    #: a name registered in kag_neo4j.models.providers (llamacpp, openai, or one you register)
+    llm_provider: str = Field(default="llamacpp", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
