@@ -453,6 +453,7 @@ class Pipeline:
 
     def run(self, documents: Iterable[SourceDocument], *, total: int | None = None) -> LoadSummary:
         began = time.perf_counter()
+        completed = False
         try:
             with self._progress_bar(total) as progress, self.lease:
                 self._progress = progress
@@ -462,13 +463,15 @@ class Pipeline:
                     register(documents)
                 for group in _groups(documents, self.options.batch_size):
                     self._run_group(group)
+            completed = True
         except KeyboardInterrupt:
             self.summary.interrupted = True
             raise
         finally:
             self._progress = None
             self.summary.seconds = time.perf_counter() - began
-            self._finish()
+            # after a failure the database may be gone: counting would only wait out its retries
+            self._finish(count_graph=completed or self.summary.interrupted)
         return self.summary
 
     def _run_group(self, group: list[SourceDocument]) -> None:
@@ -533,7 +536,7 @@ class Pipeline:
         self._task = progress.add_task("loading", total=total)
         return progress
 
-    def _finish(self) -> None:
+    def _finish(self, *, count_graph: bool) -> None:
         usage = getattr(self.llm, "usage", None)
         if usage is not None:
             total = usage.total()
@@ -543,10 +546,11 @@ class Pipeline:
         self.summary.embedded_texts = self.vectoriser.stats.computed
         self.summary.embedding_cache_hits = self.vectoriser.stats.cached
         self.summary.peak_rss_mb = peak_rss_mb()
-        try:
-            self.summary.graph = graph_counts(self.db)
-        except Exception as exc:  # noqa: BLE001 - the summary must not hide the load's own error
-            log.warning("could not read graph counts after the load: %s", exc)
+        if count_graph:
+            try:
+                self.summary.graph = graph_counts(self.db)
+            except Exception as exc:  # noqa: BLE001 - the summary must not hide the load's own error
+                log.warning("could not read graph counts after the load: %s", exc)
         self.vectoriser.close()
 
 
