@@ -96,7 +96,7 @@ def set_initial_password(
     write_private(argfile, f"dbms\nset-initial-password\n{credentials.password.get_secret_value()}\n")
     command = [
         str(java), "-Xmx256m", "-cp", f"{runtime.plugins}/*{os.pathsep}{runtime.lib}/*",
-        f"-Dneo4j.home={instance}", f"-Dneo4j.conf={conf}", _ADMIN_TOOL, f"@{argfile}",
+        _ADMIN_TOOL, f"@{argfile}",
     ]
     try:
         done = subprocess.run(

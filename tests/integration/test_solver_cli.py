@@ -91,6 +91,7 @@ def test_quickstart_loads_the_sample_corpus_and_answers_with_citations(
     env = _env(test_settings) | {
         "KAG_LLM_PROVIDER": "scripted", "KAG_LLM_MODEL": str(script), "KAG_EMBEDDER": "hashing",
         "KAG_EMBEDDING_DIMENSIONS": str(TEST_DIMENSION), "KAG_HOME": str(tmp_path / "home"),
+        "COLUMNS": "400",  # the checkout's path is printed: no wrapping, whatever its length
     }
     result = CliRunner().invoke(app, ["quickstart"], env=env)
     assert result.exit_code == 0, result.output
