@@ -1,7 +1,8 @@
 """The local launcher's lifecycle on a real Neo4j: idempotent start, port choice, stale state, crash report.
 
 Uses its own server instance (``pytest-lifecycle``) beside the test session's server and shares
-the provisioned runtime jars in KAG_HOME.
+the provisioned runtime jars in KAG_HOME. The lock-down tests (authentication, password file,
+procedure allow-list, an instance from before authentication) are in ``test_server_auth.py``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def test_start_is_idempotent_and_stop_is_clean(lifecycle: Settings) -> None:
     assert started
     assert state.port != taken, "a taken port must not be reused"
     assert server.read_state(settings) == state
-    versions = server.check_plugins(state.uri)
+    versions = server.check_plugins(state.uri, server.instance_auth(settings))
     assert versions["gds"].startswith("2.13") and versions["apoc"].startswith("5.26")
 
     again, started_again = server.start(settings)
