@@ -70,7 +70,8 @@ class Settings(BaseSettings):
     java_home: Path | None = None
 
     # --- models (issue: models layer)
-    llm_provider: Literal["llamacpp", "openai", "scripted"] = "llamacpp"
+    #: a name registered in kag_neo4j.models.providers (llamacpp, openai, or one you register)
+    llm_provider: str = Field(default="llamacpp", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from tests import scripted_provider
+
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+scripted_provider.register()  # the scripted test double, as KAG_LLM_PROVIDER=scripted (tests only)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

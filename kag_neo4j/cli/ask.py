@@ -16,6 +16,7 @@ from rich.table import Table
 from kag_neo4j.cli.common import (
     console,
     embedding_dimension,
+    err_console,
     reports_errors,
     settings_from,
 )
@@ -174,6 +175,7 @@ def quickstart(
     reload: Annotated[bool, typer.Option("--reload", help="Load the sample corpus again even when unchanged.")] = False,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Do not store the runs as traces.")] = False,
     mode: Annotated[str, typer.Option("--mode", help="static or iterative.")] = "static",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON report on stdout (progress goes to stderr).")] = False,
 ) -> None:
     """Start Neo4j if none is configured, migrate, load a small EN+ZH sample corpus (light mode unless
     --full) and answer its sample questions with citations — offline models, no key, no network."""
@@ -185,18 +187,19 @@ def quickstart(
     from kag_neo4j.store.database import Database
 
     _check_mode(mode)
+    say = err_console.print if as_json else console.print
     settings = settings_from(ctx)
     if settings.neo4j_uri is None:
         from kag_neo4j.store import server
 
-        console.print("NEO4J_URI is not set: starting the local Neo4j + GDS + APOC (first start downloads it "
-                      "from Maven Central) …")
+        say("NEO4J_URI is not set: starting the local Neo4j + GDS + APOC (first start downloads it "
+            "from Maven Central) …")
         state, started = server.start(settings)
-        console.print(f"Neo4j {'started' if started else 'already running'} on {state.uri}")
+        say(f"Neo4j {'started' if started else 'already running'} on {state.uri}")
     db = Database.connect(settings)
     try:
-        report = migrations.migrate(db, embedding_dimension=embedding_dimension(settings))
-        console.print(f"migrations: {len(report.applied)} applied, {len(report.already)} already in place")
+        migrated = migrations.migrate(db, embedding_dimension=embedding_dimension(settings))
+        say(f"migrations: {len(migrated.applied)} applied, {len(migrated.already)} already in place")
         llm = build_llm(settings)
         embedder = build_embedder(settings)
         kag = KAG(db, llm, embedder)
@@ -206,25 +209,36 @@ def quickstart(
         else:
             note = (" (no LLM: NER and co-occurrence facts; the solver then reads the chunks. Full extraction "
                     "with the offline 1.5B model costs minutes per corpus on 2 cores: use --full for it)")
-        console.print(f"loading the sample corpus ({corpus_dir()}) in {load_mode} mode{note} …")
+        say(f"loading the sample corpus ({corpus_dir()}) in {load_mode} mode{note} …")
         began = time.perf_counter()
         summary = load([corpus_dir()], db, settings, LoadOptions(mode=load_mode, force=reload), llm=llm,
                        embedder=embedder)
-        console.print(
+        say(
             f"loaded {summary.documents_loaded} document(s) ({summary.documents_skipped} unchanged), "
             f"{summary.chunks} chunks, {summary.relations} relations, {summary.llm_calls} LLM calls "
             f"in {time.perf_counter() - began:.1f} s"
         )
         right = 0
         questions = sample_questions()
+        report: dict[str, Any] = {"load": {"mode": load_mode, **summary.model_dump(
+            include={"documents_loaded", "documents_skipped", "chunks", "relations", "llm_calls"})}, "questions": []}
         for number, sample in enumerate(questions, start=1):
-            console.print(f"\n[bold cyan]Q{number}. {escape(sample.question)}[/]")
+            say(f"\n[bold cyan]Q{number}. {escape(sample.question)}[/]")
             answer = kag.ask(sample.question, trace=not no_trace, mode=mode)  # type: ignore[arg-type]
-            print_answer(answer)
+            if not as_json:
+                print_answer(answer)
             ok = sample.answer.casefold() in answer.answer.casefold()
             right += ok
-            console.print(f"expected: {escape(sample.answer)} {'[green]✓[/]' if ok else '[red]✗[/]'}")
-        console.print(f"\n{right}/{len(questions)} sample answers match. Ask your own: kag-neo4j ask \"...\"")
+            say(f"expected: {escape(sample.answer)} {'[green]✓[/]' if ok else '[red]✗[/]'}")
+            report["questions"].append({
+                "question": sample.question, "expected": sample.answer, "answer": answer.answer, "known": answer.known,
+                "matches": ok, "run_id": answer.run_id, "llm_calls": answer.usage.get("llm_calls", 0),
+                "citations": [{"document_id": c.document_id, "chunk_id": c.chunk_id} for c in answer.citations],
+            })
+        report["matched"] = right
+        if as_json:
+            typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        say(f"\n{right}/{len(questions)} sample answers match. Ask your own: kag-neo4j ask \"...\"")
     finally:
         db.close()
 

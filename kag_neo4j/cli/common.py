@@ -13,8 +13,16 @@ from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.errors import KagError
 from kag_neo4j.store.database import Database
 
-console = Console()
-err_console = Console(stderr=True)
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console that wraps text only on a terminal: piped or captured output (scripts, tests,
+    `$(kag-neo4j server uri)`) keeps every line whole, whatever the width or path length."""
+    probe = Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=not probe.is_terminal)
+
+
+console = make_console()
+err_console = make_console(stderr=True)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -28,16 +28,15 @@ from kag_neo4j.eval.runner import Progress, QuestionResult
 
 __all__ = ["parse_llm_spec", "register"]
 
-_PROVIDERS = ("llamacpp", "openai", "scripted")
-
-
 def parse_llm_spec(spec: str) -> dict[str, str]:
     """``provider:model``, ``provider`` or a bare model name -> settings overrides."""
     text = spec.strip()
     if not text:
         raise EvalError("--llm is empty; give provider:model (e.g. openai:gpt-4o-mini) or a model name")
+    from kag_neo4j.models.providers import llm_provider_names
+
     provider, sep, model = text.partition(":")
-    if provider in _PROVIDERS:
+    if provider in llm_provider_names():
         return {"llm_provider": provider, **({"llm_model": model} if sep and model else {})}
     return {"llm_model": text}
 
@@ -173,7 +172,7 @@ def register(app: typer.Typer) -> None:
                  "(default: every retrieval method, plus naive with --qa).")] = None,
         qa: Annotated[bool, typer.Option("--qa/--no-qa", help="Also answer the questions with the LLM (EM / F1).")] = False,
         llm: Annotated[str | None, typer.Option(
-            "--llm", help="The LLM for QA: provider:model (llamacpp:..., openai:..., scripted:file.json) or a model "
+            "--llm", help="The LLM for QA: provider:model (llamacpp:..., openai:..., or a registered provider) or a model "
                           "name; implies --qa.")] = None,
         data_dir: Annotated[Path | None, typer.Option(
             "--data-dir", envvar="KAG_BENCHMARKS_DIR",

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from kag_neo4j.cli.common import make_console
 from rich.table import Table
 
 from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.errors import KagError
 
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _settings(ctx: typer.Context | None, **extra: Any) -> Settings:

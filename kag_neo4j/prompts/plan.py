@@ -31,6 +31,7 @@ __all__ = [
     "detect_language",
     "plan_from_response",
     "repair_plan_messages",
+    "split_thinking",
     "system_prompt",
 ]
 
@@ -257,6 +258,31 @@ def repair_plan_messages(
 _FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\n?(.*?)```", re.DOTALL)
 _HEADER = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?\s*(step|action)\s*\d+\s*(?:\*\*)?\s*[:：]", re.IGNORECASE)
 _TEXT_KEYS = ("logical_form", "logicalForm", "logic_form", "plan", "lf", "text")
+_THINK = re.compile(r"<think(?:ing)?>(?P<think>.*?)</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+
+
+def split_thinking(text: str) -> tuple[str | None, str]:
+    """Split a KAG-Thinker-style reply ``<think>...</think>`` + plan into (thinking, the rest).
+
+    Every ``<think>...</think>`` (or ``<thinking>``) block is removed from the rest and their
+    texts are joined as the thinking (``None`` when there is none). A lone ``</think>`` (the
+    opening tag was in the prompt) ends the thinking. An opened block that is never closed is a
+    :class:`LogicalFormError`: the plan would be inside the reasoning.
+    """
+    parts = [match["think"].strip() for match in _THINK.finditer(text)]
+    rest = _THINK.sub("\n", text)
+    close = _THINK_CLOSE.search(rest)
+    if close and not _THINK_OPEN.search(rest, 0, close.start()):
+        parts.insert(0, rest[: close.start()].strip())
+        rest = rest[close.end() :]
+    if _THINK_OPEN.search(rest):
+        raise LogicalFormError(
+            "the planner reply opens <think> but never closes it; end the reasoning with </think> "
+            "and write the plan (Step1: ...) after it"
+        )
+    return ("\n\n".join(part for part in parts if part) or None), rest
 
 
 def plan_from_response(response: PlanResponse | Mapping[str, Any] | str) -> Plan:
@@ -267,7 +293,7 @@ def plan_from_response(response: PlanResponse | Mapping[str, Any] | str) -> Plan
         return parse_plan(_clean_text(_text_from_mapping(response)))
     if not isinstance(response, str):
         raise LogicalFormError(f"the planner reply must be text or JSON, got {type(response).__name__}")
-    text = response.strip()
+    text = split_thinking(response)[1].strip()
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1).strip()
@@ -347,8 +373,9 @@ def _text_from_steps(steps: list[Any]) -> str:
 
 
 def _clean_text(text: str) -> str:
-    """Drop chatter around the plan: lines before the first Step, markdown bullets and bold
-    around headers, and prose after a complete ``Output(...)`` line."""
+    """Drop chatter around the plan: ``<think>`` blocks, lines before the first Step, markdown
+    bullets and bold around headers, and prose after a complete ``Output(...)`` line."""
+    text = split_thinking(text)[1]
     if "\n" not in text.strip() and "\\n" in text:  # the model escaped the line breaks twice
         text = text.replace("\\n", "\n")
     lines = text.replace("\r\n", "\n").split("\n")

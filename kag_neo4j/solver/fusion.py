@@ -1,8 +1,9 @@
 """Reciprocal Rank Fusion (RRF), the reference implementation for the Cypher version.
 
 ``score(d) = Σ_i w_i / (k + rank_i(d))`` over the ranked lists ``i`` that contain ``d``, with
-1-based ranks. The Cypher procedure in ``procedures/`` must give the same scores and the same
-order; its tests compare against :func:`rrf`.
+1-based ranks. The Cypher procedure ``procedures/hybrid_retrieval.cypher`` must give the same
+scores and the same order: ``tests/integration/test_hybrid_retrieval.py`` compares it against
+:func:`rrf` (``test_cypher_fusion_agrees_with_the_python_reference``).
 
 Conventions (mirror them in Cypher):
 

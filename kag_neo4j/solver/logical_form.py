@@ -59,6 +59,7 @@ __all__ = [
     "Operator",
     "OutputOp",
     "Plan",
+    "PropertyRef",
     "RetrievalOp",
     "SortOp",
     "SourcePos",
@@ -68,6 +69,7 @@ __all__ = [
 
 ALIAS_PATTERN = re.compile(r"[^\W\d]\w{0,63}")
 _PROP_PATTERN = re.compile(r"[^\W\d_]\w{0,127}")
+_BARE_ID = re.compile(r"[\w.\-]+")
 _RESERVED_ALIASES = frozenset({"s", "p", "o", "true", "false"}) | frozenset(MATH_FUNCTIONS)
 
 DeduceKind = Literal[
@@ -98,6 +100,16 @@ CompareOp = Literal["=", "!=", "<", "<=", ">", ">="]
 _COMPARE_SYNONYMS = {"==": "=", "<>": "!=", "≠": "!=", "≤": "<=", "≥": ">="}
 OPERATORS: tuple[str, ...] = ("Retrieval", "Math", "Deduce", "Sort", "Output")
 _OPERATOR_SYNONYMS = {name.lower(): name for name in OPERATORS} | {"get_spo": "Retrieval"}
+_OLD_KAG_OPERATORS = {
+    "get": "name the answer aliases with Output(o1, ...)",
+    "search_s": "write a Retrieval(s=..., p=p1, o=o1) with the filters as constraints such as "
+    "s.city=`Hangzhou`",
+    "verify": "write Deduce(op=judgement, content=[`o1`], target=`<statement>`)->d1",
+    "extractor": "write Deduce(op=extract, content=[`o1`], target=`<what to extract>`)->d1",
+    "filter": "put the condition into the Retrieval as a constraint such as o.year>2000",
+    "count": "write Math(content=[`o1`], target=`count(o1)`)->m1",
+    "sum": "write Math(content=[`o1`], target=`sum(o1)`)->m1",
+}
 _DIRECTIONS = {
     "min": "min",
     "max": "max",
@@ -142,6 +154,12 @@ def _check_alias(value: str) -> str:
             f"alias {value!r} is not valid: use a letter followed by letters, digits or '_' "
             "(at most 64 characters), e.g. o1"
         )
+    return value
+
+
+def _check_property(value: str) -> str:
+    if not _PROP_PATTERN.fullmatch(value):
+        raise ValueError(f"property {value!r} must start with a letter and use letters, digits or '_'")
     return value
 
 
@@ -197,17 +215,21 @@ ContentItem = Annotated[Union[AliasRef, LiteralItem], Field(discriminator="kind"
 
 
 class Element(_Node):
-    """One of ``s=``, ``p=``, ``o=`` in a Retrieval: ``alias[:Type][[`name`]]``.
+    """One of ``s=``, ``p=``, ``o=`` in a Retrieval: ``alias[:Type[|Type...]][[name][[id|id...]]]``.
 
     ``type`` is the entity type (for s/o) or the predicate (for p), as written by the planner;
-    ``name`` is a literal entity name; ``ref`` binds the element to another alias
+    ``alt_types`` are further types written after ``|`` (``s1:Actor|Director``); ``name`` is a
+    literal entity name; ``ids`` are entity ids written in a second bracket after the name
+    (``s1:Film[`Alien`][`12`|`13`]``, KAG's form); ``ref`` binds the element to another alias
     (``s2:SportsTeam[o1]``). An element with neither type, name nor ref is *bare*: it reads the
     alias when another action defines it.
     """
 
     alias: str
     type: str | None = None
+    alt_types: list[str] = Field(default_factory=list)
     name: str | None = None
+    ids: list[str] = Field(default_factory=list)
     ref: str | None = None
 
     @field_validator("alias")
@@ -230,50 +252,97 @@ class Element(_Node):
             raise ValueError("must not be empty")
         return value
 
+    @field_validator("alt_types", "ids")
+    @classmethod
+    def _no_blank_items(cls, values: list[str]) -> list[str]:
+        items = [value.strip() for value in values]
+        if any(not item for item in items):
+            raise ValueError("must not hold an empty item")
+        return items
+
     @model_validator(mode="after")
     def _name_or_ref(self) -> Element:
         if self.name is not None and self.ref is not None:
             raise ValueError("an element has either a name or a ref, not both")
+        if self.alt_types and self.type is None:
+            raise ValueError("alt_types need a first type")
+        if self.ids and self.name is None:
+            raise ValueError("ids need a name: write alias:Type[`name`][`id`]")
         return self
 
     @property
     def is_bare(self) -> bool:
         return self.type is None and self.name is None and self.ref is None
 
+    @property
+    def types(self) -> list[str]:
+        """Every type written for the element, the first (``type``) first."""
+        return [] if self.type is None else [self.type, *self.alt_types]
+
     def to_text(self) -> str:
         text = self.alias
         if self.type is not None:
-            text += ":" + (self.type if _PROP_PATTERN.fullmatch(self.type) else _quote(self.type))
+            text += ":" + "|".join(t if _PROP_PATTERN.fullmatch(t) else _quote(t) for t in self.types)
         if self.name is not None:
             text += f"[{_quote(self.name)}]"
+            if self.ids:
+                text += "[" + "|".join(i if _BARE_ID.fullmatch(i) else _quote(i) for i in self.ids) + "]"
         elif self.ref is not None:
             text += f"[{self.ref}]"
         return text
 
 
-class Constraint(_Node):
-    """``<target>.<prop> <op> <value>``; ``target`` is ``s``, ``p``, ``o`` or one of the
-    Retrieval's own aliases."""
+class PropertyRef(_Node):
+    """``alias.prop`` on the right of a constraint (``s.hospital=s1.name``): the value is the
+    property ``prop`` of what ``alias`` stands for (``s``, ``p``, ``o`` or any alias)."""
 
-    target: str
+    alias: str
     prop: str
-    op: CompareOp
-    value: bool | int | float | str
+
+    @field_validator("alias")
+    @classmethod
+    def _valid_alias(cls, value: str) -> str:
+        return value if value in {"s", "p", "o"} else _check_alias(value)
 
     @field_validator("prop")
     @classmethod
     def _check_prop(cls, value: str) -> str:
-        if not _PROP_PATTERN.fullmatch(value):
-            raise ValueError(f"property {value!r} must start with a letter and use letters, digits or '_'")
-        return value
+        return _check_property(value)
+
+    def to_text(self) -> str:
+        return f"{self.alias}.{self.prop}"
+
+
+class Constraint(_Node):
+    """``<target>.<prop> <op> <value>``; ``target`` is ``s``, ``p``, ``o`` or one of the
+    Retrieval's own aliases. The right side is either a literal ``value`` or a ``ref`` to a
+    property of another alias (``s.hospital=s1.name``) — exactly one of them is set."""
+
+    target: str
+    prop: str
+    op: CompareOp
+    value: bool | int | float | str | None = None
+    ref: PropertyRef | None = None
+
+    @field_validator("prop")
+    @classmethod
+    def _check_prop(cls, value: str) -> str:
+        return _check_property(value)
 
     @field_validator("target")
     @classmethod
     def _check_target(cls, value: str) -> str:
         return value if value in {"s", "p", "o"} else _check_alias(value)
 
+    @model_validator(mode="after")
+    def _value_or_ref(self) -> Constraint:
+        if (self.value is None) == (self.ref is None):
+            raise ValueError("a constraint compares with either a value or a ref (alias.prop), exactly one")
+        return self
+
     def to_text(self) -> str:
-        return f"{self.target}.{self.prop}{self.op}{_format_value(self.value)}"
+        right = self.ref.to_text() if self.ref is not None else _format_value(cast(Any, self.value))
+        return f"{self.target}.{self.prop}{self.op}{right}"
 
 
 class RetrievalOp(_Node):
@@ -662,6 +731,9 @@ def _analyse(plan: Plan) -> _Analysis:
                         f"which is not s, p, o or one of this Retrieval's aliases ({', '.join(sorted(own))})",
                         constraint.pos,
                     )
+                ref = constraint.ref
+                if ref is not None and ref.alias not in {"s", "p", "o"} and ref.alias not in own:
+                    found.append(_Use(ref.alias, constraint.pos, "constraint"))
         elif isinstance(op, MathOp):
             found += [
                 _Use(item.alias, item.pos, "content") for item in op.content if isinstance(item, AliasRef)
@@ -793,7 +865,14 @@ def _find_cycle(graph: dict[int, set[int]]) -> list[int]:
 _HEADER = re.compile(r"[ \t]*(?P<kw>step|action)[ \t]*(?P<num>\d+)[ \t]*[:：][ \t]*", re.IGNORECASE)
 _SYMBOLS = {"（": "(", "）": ")", "，": ",", "：": ":", "＝": "=", "【": "[", "】": "]", "［": "[", "］": "]"}
 _QUOTES = {"`": "`", '"': '"', "'": "'", "“": "”", "‘": "’", "「": "」"}
-_VALUE_START = set("=[(,:")
+# a full-width '，' inside an unquoted type ends it only when the next argument follows
+# (``key=`` or a constraint ``x.prop``); a full-width '）' only when nothing but spaces, comments
+# or an arrow follows (the end of the action). Otherwise both are part of the type.
+_NEXT_ARGUMENT = re.compile(r"\s*[^\W\d]\w*\s*(?:[=＝](?!=)|\.\s*[^\W\d_]\w*\s*[=!<>≠≤≥])")
+_ACTION_END = re.compile(r"(?:\s|//[^\n]*)*(?:\Z|->|→|=>)")
+_NAME_CLOSE = frozenset("]】］")
+_COMPARISON = re.compile(r"==|!=|<>|<=|>=|=|<|>|≠|≤|≥")
+_PROPERTY_REF = re.compile(r"(?P<alias>[^\W\d]\w{0,63})\.(?P<prop>[^\W\d_]\w{0,127})")
 
 
 def _sym(ch: str) -> str:
@@ -818,47 +897,13 @@ class _Region:
         return SourcePos(line=self.line + index, column=col + (self.column - 1 if index == 0 else 0))
 
 
-def _balance(text: str) -> tuple[int, str | None]:
-    """Bracket depth and open quote at the end of ``text`` (same quoting rules as the scanner)."""
-    depth = 0
-    quote: str | None = None
-    prev = ""
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote is not None:
-            if ch == "\\" and quote != "`":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-                prev = "x"
-            i += 1
-            continue
-        if ch == "/" and text.startswith("//", i):
-            nl = text.find("\n", i)
-            if nl < 0:
-                break
-            i = nl
-            continue
-        if ch in _QUOTES and (ch == "`" or _sym(prev) in _VALUE_START):
-            quote = _QUOTES[ch]
-        elif _sym(ch) in "([":
-            depth += 1
-        elif _sym(ch) in ")]":
-            depth -= 1
-        if not ch.isspace():
-            prev = ch
-        i += 1
-    return depth, quote
-
-
 @dataclass
 class _Pending:
-    """A Retrieval element whose bare ``[...]`` may turn out to read an alias."""
+    """A bare ``[...]`` name that may turn out to bind an alias, or a bare ``x.prop`` constraint
+    value that may turn out to read a property of alias ``x``: decided once every definition
+    of the plan is known."""
 
-    element: Element
-    bare_bracket: bool
+    node: Element | Constraint
 
 
 class _Scanner:
@@ -866,6 +911,9 @@ class _Scanner:
         self.region = region
         self.text = region.text
         self.i = 0
+        self.open = False  # inside the operator's (...)
+        self.ran_out = False  # an error was raised because the text ended inside (...) or a string
+        self.open_quote: str | None = None
 
     # ---- basics -----------------------------------------------------------------------------
 
@@ -893,6 +941,7 @@ class _Scanner:
     def found(self) -> str:
         self.skip()
         if self.i >= len(self.text):
+            self.ran_out = self.ran_out or self.open
             return "the end of the action"
         return repr(self.text[self.i : self.i + 12].split("\n")[0])
 
@@ -939,19 +988,25 @@ class _Scanner:
                 return "".join(chars), opening, self.pos(start + 1)
             chars.append(ch)
             self.i += 1
+        self.ran_out, self.open_quote = True, opening
         raise self.error(f"the string opened with {opening} is never closed", start)
 
     def raw(self, stops: str, what: str) -> tuple[str, SourcePos]:
-        """Unquoted text up to a stop symbol at bracket depth 0 (quotes inside are kept)."""
+        """Unquoted text up to a stop symbol at bracket depth 0 (quotes inside are kept).
+
+        In an argument value (stops ``,)``) a full-width '，' is text unless the next argument
+        follows it (``s.city=杭州市，西湖区`` keeps the comma); in lists it always separates."""
         self.skip()
         start = self.i
         depth = 0
+        argument = stops == ",)"
         while self.i < len(self.text):
             ch = _sym(self.text[self.i])
             if self.text.startswith("//", self.i) or ch == "\n":
                 break
             if depth == 0 and ch in stops:
-                break
+                if not (argument and self.text[self.i] == "，" and not _NEXT_ARGUMENT.match(self.text, self.i + 1)):
+                    break
             if ch in "([":
                 depth += 1
             elif ch in ")]":
@@ -975,6 +1030,12 @@ class _Scanner:
     def operator(self) -> tuple[_Node, list[_Pending]]:
         name, pos = self.ident("an operator name such as Retrieval, Math, Deduce, Sort or Output")
         canonical = _OPERATOR_SYNONYMS.get(name.lower())
+        if canonical is None and name.lower() in _OLD_KAG_OPERATORS:
+            raise _fail(
+                f"{name!r} is an older KAG operator that kag-neo4j does not accept; "
+                f"{_OLD_KAG_OPERATORS[name.lower()]}",
+                pos,
+            )
         if canonical is None:
             raise _fail(
                 f"unknown operator {name!r}{_suggest(name, OPERATORS)}; expected one of "
@@ -982,6 +1043,7 @@ class _Scanner:
                 pos,
             )
         self.expect("(", f"after {canonical}")
+        self.open = True
         pending: list[_Pending] = []
         if canonical == "Retrieval":
             node: _Node = self.retrieval(pos, pending)
@@ -993,6 +1055,7 @@ class _Scanner:
             node = self.sort(pos)
         else:
             node = self.output(pos)
+        self.open = False
         self.skip()
         arrow = re.compile(r"->|→|=>").match(self.text, self.i)
         if arrow:
@@ -1050,7 +1113,10 @@ class _Scanner:
                 key, key_pos = self.ident("s=, p=, o= or a constraint such as p.year=2011")
                 if self.peek() == ".":
                     self.i += 1
-                    constraints.append(self.constraint(key, key_pos))
+                    constraint, maybe_ref = self.constraint(key, key_pos)
+                    constraints.append(constraint)
+                    if maybe_ref:
+                        pending.append(_Pending(constraint))
                 elif self.peek() == "=" and not self.text.startswith("==", self.i):
                     role = key.lower()
                     if role not in {"s", "p", "o"}:
@@ -1066,7 +1132,7 @@ class _Scanner:
                     element, bare_bracket = self.element(role)
                     elements[role] = element
                     if bare_bracket:
-                        pending.append(_Pending(element, True))
+                        pending.append(_Pending(element))
                 else:
                     raise self.error(
                         f"expected '=' or '.' after {key!r} in Retrieval but found {self.found()}"
@@ -1091,69 +1157,147 @@ class _Scanner:
         )
 
     def element(self, role: str) -> tuple[Element, bool]:
+        """``alias[:Type[|Type...]][[name][[id|id...]]]``; True when the name was a bare word
+        (it may turn out to bind an alias)."""
         alias, pos = self.ident(f"an alias for {role}= (e.g. {role}1)")
         alias = _alias_or_fail(alias, pos)
-        type_: str | None = None
+        types: list[str] = []
         name: str | None = None
+        ids: list[str] = []
         bare_bracket = False
         if self.peek() == ":":
             self.i += 1
-            if self.at_quote():
-                type_, _, type_pos = self.string()
-            else:
-                type_, type_pos = self.raw(
-                    ",)[", "a type after ':'" if role != "p" else "a predicate after ':'"
-                )
-            if not type_.strip():
-                raise _fail(f"the {'predicate' if role == 'p' else 'type'} after ':' is empty", type_pos)
+            types.append(self.type_name(role))
+            while self.peek() == "|":
+                self.i += 1
+                types.append(self.type_name(role))
         if self.peek() == "[":
             open_at = self.i
             self.i += 1
-            if self.at_quote():
-                name, _, _ = self.string()
-                self.expect("]", "after the name")
-            else:
-                self.skip()
-                start = self.i
-                while (
-                    self.i < len(self.text) and _sym(self.text[self.i]) != "]" and self.text[self.i] != "\n"
-                ):
-                    self.i += 1
-                if self.i >= len(self.text) or self.text[self.i] == "\n":
-                    raise self.error("the '[' is never closed; names go in [`...`]", open_at)
-                name = self.text[start : self.i].strip()
-                self.i += 1
-                bare_bracket = True
+            name, bare_bracket = self.bracket_text("the name", open_at)
             if not name.strip():
                 raise self.error(
                     "the name in [...] is empty; write the entity name in backticks, e.g. [`Ada Lovelace`]",
                     open_at,
                 )
-        return Element(alias=alias, type=type_, name=name, pos=pos), bare_bracket
+            if self.peek() == "[":
+                ids = self.id_list()
+                bare_bracket = False  # [name][id] always names an entity
+        element = Element(
+            alias=alias, type=types[0] if types else None, alt_types=types[1:], name=name, ids=ids, pos=pos
+        )
+        return element, bare_bracket
 
-    def constraint(self, target: str, pos: SourcePos) -> Constraint:
+    def type_name(self, role: str) -> str:
+        """One type (or predicate) after ':' or '|': quoted, or bare up to ',' ')' '[' '|'.
+
+        In a bare type, full-width brackets and commas are text, except a '，' followed by the
+        next argument and a '）' that ends the action (see ``_NEXT_ARGUMENT``/``_ACTION_END``).
+        ASCII parentheses must balance (``Type(x)``)."""
+        what = "a predicate" if role == "p" else "a type"
+        if self.at_quote():
+            text, _, text_pos = self.string()
+        else:
+            self.skip()
+            start = self.i
+            depth = 0
+            while self.i < len(self.text):
+                ch = self.text[self.i]
+                if ch == "\n" or self.text.startswith("//", self.i):
+                    break
+                if ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif depth == 0 and (
+                    ch in ",[|【［"
+                    or (ch == "，" and _NEXT_ARGUMENT.match(self.text, self.i + 1))
+                    or (ch == "）" and _ACTION_END.match(self.text, self.i + 1))
+                ):
+                    break
+                self.i += 1
+            text, text_pos = self.text[start : self.i].strip(), self.pos(start)
+        if not text.strip():
+            raise _fail(f"{what} after ':' or '|' is empty; write one, e.g. :Person", text_pos)
+        return text
+
+    def bracket_text(self, what: str, open_at: int) -> tuple[str, bool]:
+        """The rest of a ``[...]`` item after '[': quoted, or bare up to ']' (or '】', '］') on the
+        same line — everything else, brackets and commas included, is text. True when bare."""
+        if self.at_quote():
+            text, _, _ = self.string()
+            self.expect("]", f"after {what}")
+            return text, False
+        self.skip()
+        start = self.i
+        while self.i < len(self.text) and self.text[self.i] not in _NAME_CLOSE and self.text[self.i] != "\n":
+            self.i += 1
+        if self.i >= len(self.text) or self.text[self.i] == "\n":
+            self.ran_out = self.ran_out or self.i >= len(self.text)
+            raise self.error("the '[' is never closed; names go in [`...`]", open_at)
+        text = self.text[start : self.i].strip()
+        self.i += 1
+        return text, True
+
+    def id_list(self) -> list[str]:
+        """``[id|id...]`` after a name: each id quoted, or bare up to '|' or ']'."""
+        open_at = self.i
+        self.i += 1
+        ids: list[str] = []
+        while True:
+            self.skip()
+            item_at = self.i
+            if self.at_quote():
+                text, _, _ = self.string()
+            else:
+                while self.i < len(self.text) and self.text[self.i] not in _NAME_CLOSE | {"|", "\n"}:
+                    self.i += 1
+                if self.i >= len(self.text) or self.text[self.i] == "\n":
+                    self.ran_out = self.ran_out or self.i >= len(self.text)
+                    raise self.error("the '[' of the ids is never closed; write [`id1`|`id2`]", open_at)
+                text = self.text[item_at : self.i]
+            if not text.strip():
+                raise self.error("an id in [...] is empty; write the ids as [`id1`|`id2`]", item_at)
+            ids.append(text.strip())
+            if self.accept("|"):
+                continue
+            self.expect("]", "or '|' in the ids")
+            return ids
+
+    def constraint(self, target: str, pos: SourcePos) -> tuple[Constraint, bool]:
+        """``target.prop op value``; True when the value is a bare ``x.prop`` that may read a
+        property of alias ``x``."""
         prop, prop_pos = self.ident("a property name after '.'")
         if not _PROP_PATTERN.fullmatch(prop):
             raise _fail(f"property {prop!r} must start with a letter (at most 128 characters)", prop_pos)
         self.skip()
-        match = re.compile(r"==|!=|<>|<=|>=|=|<|>|≠|≤|≥").match(self.text, self.i)
+        match = _COMPARISON.match(self.text, self.i)
         if not match:
             raise self.error(
                 f"expected a comparison (= != < <= > >=) after {target}.{prop} but found {self.found()}"
             )
         op = cast(CompareOp, _COMPARE_SYNONYMS.get(match.group(), match.group()))
         self.i = match.end()
+        if op == "=":  # KAG writes s.value=>160 for "greater than 160": the value's comparison wins
+            inner = _COMPARISON.match(self.text, self.i)
+            if inner and not inner.group().startswith("="):
+                op = cast(CompareOp, _COMPARE_SYNONYMS.get(inner.group(), inner.group()))
+                self.i = inner.end()
+        maybe_ref = False
         if self.at_quote():
             text, _, _ = self.string()
             value: bool | int | float | str = text
         else:
             raw, _ = self.raw(",)", f"a value after {target}.{prop}{op}")
             value = _literal(raw)
+            maybe_ref = isinstance(value, str) and _PROPERTY_REF.fullmatch(value) is not None
         if target.lower() in {"s", "p", "o"}:
             target = target.lower()
         else:
             target = _alias_or_fail(target, pos)
-        return Constraint(target=target, prop=prop, op=op, value=value, pos=pos)
+        return Constraint(target=target, prop=prop, op=op, value=value, pos=pos), maybe_ref
 
     def content(self) -> list[AliasRef | LiteralItem]:
         self.expect("[", "to open the content list")
@@ -1345,40 +1489,14 @@ def parse_plan(text: str) -> Plan:
                 column=head_pos.column,
             )
         body = line[header.end() :]
-        depth, quote = _balance(body)
         start_line = line_no
-        while (depth > 0 or quote is not None) and index < len(lines):
-            body += "\n" + lines[index]
-            index += 1
-            depth, quote = _balance(body)
-        region = _Region(body, start_line, rest_col)
-        if quote is not None:
-            raise LogicalFormError(
-                f"Action{number} has a string opened with {quote} that is never closed",
-                line=start_line,
-                column=rest_col,
-            )
-        if depth > 0:
-            raise LogicalFormError(
-                f"Action{number} has an unclosed '(' or '['; close it before the next step",
-                line=start_line,
-                column=rest_col,
-            )
         if not body.strip():
             raise LogicalFormError(
                 f"Action{number} has no operator; write e.g. 'Action{number}: Retrieval(s=..., p=..., o=...)'",
                 line=line_no,
                 column=rest_col,
             )
-        scanner = _Scanner(region)
-        try:
-            operator, found = scanner.operator()
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"]) or "operator"
-            raise LogicalFormError(
-                f"Action{number}: {where}: {problem['msg']}", line=start_line, column=rest_col
-            ) from None
+        operator, found, index = _parse_action(number, body, lines, index, start_line, rest_col)
         pending.extend(found)
         steps[-1]["actions"].append({"number": number, "operator": operator, "pos": head_pos})
         end_line = index
@@ -1400,6 +1518,37 @@ def parse_plan(text: str) -> Plan:
     return _build(steps, pending, last)
 
 
+def _parse_action(
+    number: int, body: str, lines: list[str], index: int, line: int, column: int
+) -> tuple[_Node, list[_Pending], int]:
+    """Scan one action starting with ``body`` (the text after ``Action<n>:``). While the text
+    ends inside the operator's parentheses or a string, the next line is appended and the
+    action scanned again (a bracket does not continue over a ``Step``/``Action`` line; a string
+    does). Returns the operator, its pending names and the index of the next unread line."""
+    while True:
+        scanner = _Scanner(_Region(body, line, column))
+        try:
+            operator, found = scanner.operator()
+            return operator, found, index
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "operator"
+            raise LogicalFormError(f"Action{number}: {where}: {problem['msg']}", line=line, column=column) from None
+        except LogicalFormError:
+            if not scanner.ran_out:
+                raise
+            quote = scanner.open_quote
+            if index < len(lines) and (quote is not None or not _HEADER.match(lines[index])):
+                body += "\n" + lines[index]
+                index += 1
+                continue
+            if quote is not None:
+                message = f"Action{number} has a string opened with {quote} that is never closed"
+            else:
+                message = f"Action{number} has an unclosed '(' or '['; close it before the next step"
+            raise LogicalFormError(message, line=line, column=column) from None
+
+
 def _build(steps: list[dict[str, Any]], pending: list[_Pending], end: SourcePos) -> Plan:
     # aliases defined anywhere decide whether a bare [x] reads alias x or names an entity "x"
     defined: set[str] = set()
@@ -1410,19 +1559,14 @@ def _build(steps: list[dict[str, Any]], pending: list[_Pending], end: SourcePos)
                 defined.update(element.alias for _, element in op.elements())
             elif isinstance(op, MathOp | DeduceOp | SortOp):
                 defined.add(op.output)
-    bare_ids = {id(p.element) for p in pending}
+    pending_ids = {id(p.node) for p in pending}
     built_steps = []
     for step in steps:
         actions = []
         for action in step["actions"]:
             op = action["operator"]
-            if isinstance(op, RetrievalOp) and bare_ids:
-                updates = {}
-                for role, element in op.elements():
-                    if id(element) in bare_ids and element.name in defined and element.name != element.alias:
-                        updates[role] = element.model_copy(update={"name": None, "ref": element.name})
-                if updates:
-                    op = op.model_copy(update=updates)
+            if isinstance(op, RetrievalOp) and pending_ids:
+                op = _settle_pending(op, pending_ids, defined)
             if isinstance(op, MathOp | DeduceOp | SortOp):
                 op = _revalidated_with_positions(op)
             actions.append(Action(number=action["number"], operator=op, pos=action["pos"]))
@@ -1430,6 +1574,25 @@ def _build(steps: list[dict[str, Any]], pending: list[_Pending], end: SourcePos)
             Step(number=step["number"], question=step["question"], actions=actions, pos=step["pos"])
         )
     return Plan(steps=built_steps, pos=end)
+
+
+def _settle_pending(op: RetrievalOp, pending_ids: set[int], defined: set[str]) -> RetrievalOp:
+    """A bare ``[x]`` naming a defined alias binds it; a bare ``x.prop`` constraint value whose
+    ``x`` is s, p, o or a defined alias reads that property. Anything else stays text."""
+    updates: dict[str, Any] = {}
+    for role, element in op.elements():
+        if id(element) in pending_ids and element.name in defined and element.name != element.alias:
+            updates[role] = element.model_copy(update={"name": None, "ref": element.name})
+    constraints = []
+    for constraint in op.constraints:
+        match = _PROPERTY_REF.fullmatch(str(constraint.value)) if id(constraint) in pending_ids else None
+        if match and (match["alias"] in {"s", "p", "o"} or match["alias"] in defined):
+            ref = PropertyRef(alias=match["alias"], prop=match["prop"])
+            constraint = constraint.model_copy(update={"value": None, "ref": ref})
+        constraints.append(constraint)
+    if constraints != op.constraints:
+        updates["constraints"] = constraints
+    return op.model_copy(update=updates) if updates else op
 
 
 def _revalidated_with_positions(op: _Node) -> _Node:

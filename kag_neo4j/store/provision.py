@@ -7,13 +7,15 @@ no network. Maven's local repository (``KAG_HOME/m2``) is reused across versions
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -120,11 +122,32 @@ def _copy_dependencies(
         )
 
 
+@contextmanager
+def _exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file``: concurrent first starts (several instances, several
+    shells) provision one after another instead of overwriting each other's staging folder."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def provision(settings: Settings, on_download: Callable[[str], None] | None = None) -> Runtime:
     """Make sure the runtime jars are in the cache; fetch them with Maven the first time."""
     runtime = runtime_for(settings)
     if is_provisioned(settings):
         return runtime
+    root = settings.server_dir
+    with _exclusive(root.parent / f".{root.name}.lock"):
+        if is_provisioned(settings):  # another process finished it while we waited
+            return runtime
+        return _provision(settings, runtime, on_download)
+
+
+def _provision(settings: Settings, runtime: Runtime, on_download: Callable[[str], None] | None) -> Runtime:
     mvn = _maven()
     root = settings.server_dir
     root.mkdir(parents=True, exist_ok=True)

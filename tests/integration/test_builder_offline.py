@@ -24,14 +24,11 @@ SCHEMA_LABELS = {"Company", "Organization", "Person", "Regulator", "Filing", "In
 
 @pytest.mark.slow
 def test_markdown_and_pdf_load_in_full_mode_with_the_offline_model(db: Database, test_settings: Settings) -> None:
-    pytest.importorskip("llama_cpp", reason="the offline LLM runtime is not installed (kag-neo4j models install)")
+    # a missing or broken offline model fails this test (deselect slow tests with -m "not slow")
     from kag_neo4j.models import build_llm
 
     settings = test_settings.model_copy(update={"llm_provider": "llamacpp", "llm_model": None})
-    try:
-        llm = build_llm(settings)
-    except Exception as exc:  # noqa: BLE001 - a missing model is an environment problem, reported as a skip
-        pytest.skip(f"the offline LLM is not available: {exc}")
+    llm = build_llm(settings)
     schema = load_schema(str(resource_dir("schema") / "CompanyFinance.schema"))
     paths = [FIXTURES / "builder" / "companies" / "acme.md", FIXTURES / "docs" / "sample.pdf"]
     options = LoadOptions(mode="full", spg_schema=schema)

@@ -101,3 +101,22 @@ def test_projection_follows_the_graph_version(graph: Database, embedder: Hashing
     assert second.endswith("_v2")
     names = {row["graphName"] for row in graph.read("CALL gds.graph.list() YIELD graphName RETURN graphName")}
     assert first not in names and second in names
+
+
+def test_cypher_fusion_agrees_with_the_python_reference(graph: Database, embedder: HashingEmbedder) -> None:
+    # kag_neo4j.solver.fusion.rrf documents the fusion rules; the procedure must give the same
+    # scores and the same order (ties included) for the ranked lists it fused
+    from kag_neo4j.solver.fusion import rrf
+
+    weights = {"dense": 1.0, "fulltext": 1.0, "ppr": 1.0}
+    config = RetrievalConfig(k=len(CHUNKS), dense_seeds=0, weights=RetrievalWeights(**weights))
+    for question, seeds in (("Ronaldo Real Madrid club", ["real_madrid"]), ("river", ["nile", "thames"]),
+                            ("founded 1902", [])):
+        hits = hybrid_retrieve(graph, embedder, question, seed_entity_ids=seeds, config=config)
+        lists: dict[str, list[str]] = {}
+        for name in weights:
+            ranked = sorted((hit.ranks[name], hit.chunk_id) for hit in hits if name in hit.ranks)
+            lists[name] = [chunk_id for _, chunk_id in ranked]
+        reference = rrf(lists, weights)
+        assert [hit.chunk_id for hit in hits] == [chunk_id for chunk_id, _ in reference], question
+        assert [hit.score for hit in hits] == pytest.approx([score for _, score in reference]), question

