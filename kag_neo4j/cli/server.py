@@ -8,6 +8,7 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kag_neo4j.cli.common import console, reports_errors, settings_from
+from kag_neo4j.config import Settings
 from kag_neo4j.store import server as local_server
 from kag_neo4j.store.provision import is_provisioned
 
@@ -25,6 +26,7 @@ def start(ctx: typer.Context) -> None:
     current = local_server.status(settings)
     if current.running and current.state:
         console.print(f"already running on [bold]{current.state.uri}[/] (pid {current.state.pid})")
+        _print_auth(settings)
         return
     if current.state is not None:
         console.print(f"[yellow]{current.note}[/]")
@@ -50,6 +52,17 @@ def start(ctx: typer.Context) -> None:
         f"Neo4j {versions['neo4j']} with GDS {versions['gds']} and APOC {versions['apoc']} running on "
         f"[bold]{state.uri}[/] (pid {state.pid}) in {time.monotonic() - began:.1f} s"
     )
+    _print_auth(settings)
+
+
+def _print_auth(settings: Settings) -> None:
+    """Whether the running instance has authentication on (never the password itself)."""
+    if local_server.credentials(settings) is None:
+        console.print("[yellow]authentication is off: this server was started before kag-neo4j turned it on; "
+                      "restart it (`kag-neo4j server stop`, then `start`) to give it a password[/]")
+    else:
+        console.print(f"authentication on: user neo4j, password kept in {local_server.credentials_path(settings)} "
+                      "(`kag-neo4j server password` prints it; kag-neo4j commands need no configuration)")
 
 
 @app.command()
@@ -70,11 +83,7 @@ def status(ctx: typer.Context) -> None:
         auth = local_server.instance_auth(settings)
         versions = local_server.check_plugins(current.state.uri, auth)
         console.print(f"Neo4j {versions['neo4j']}, GDS {versions['gds']}, APOC {versions['apoc']}; data in {current.state.instance}")
-        if auth is None:
-            console.print("[yellow]authentication is off: this server was started before kag-neo4j turned it on; "
-                          "restart it (`kag-neo4j server stop`, then `start`) to give it a password[/]")
-        else:
-            console.print("authentication on (user neo4j; `kag-neo4j server password` prints the password)")
+        _print_auth(settings)
     else:
         raise typer.Exit(3)
 

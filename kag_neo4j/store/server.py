@@ -133,6 +133,10 @@ def credentials(settings: Settings) -> Credentials | None:
     return load_credentials(instance_dir(settings))
 
 
+def credentials_path(settings: Settings) -> Path:
+    return credentials_file(instance_dir(settings))
+
+
 def instance_auth(settings: Settings) -> tuple[str, str] | None:
     """What a driver authenticates to the settings' local instance with."""
     found = credentials(settings)
