@@ -143,13 +143,13 @@ def instance_auth(settings: Settings) -> tuple[str, str] | None:
     return found.auth if found is not None else None
 
 
-def _local_address(uri: str) -> tuple[str, int] | None:
-    """(scheme family, port) of a plain Bolt URI on this machine's loopback, else None."""
+def _loopback_port(uri: str) -> int | None:
+    """The port of a plain ``bolt://`` / ``neo4j://`` URI on this machine's loopback, else None."""
     parsed = urlsplit(uri)
     if parsed.scheme not in ("bolt", "neo4j") or parsed.hostname not in ("127.0.0.1", "localhost", "::1"):
         return None
     try:
-        return parsed.scheme, parsed.port or 7687
+        return parsed.port or 7687
     except ValueError:
         return None
 
@@ -159,16 +159,16 @@ def auth_for_uri(settings: Settings, uri: str) -> tuple[str, str] | None:
 
     This is what keeps ``export NEO4J_URI=$(kag-neo4j server uri)`` working without a password.
     """
-    address = _local_address(uri)
+    port = _loopback_port(uri)
     root = _instances_root(settings)
-    if address is None or not root.is_dir():
+    if port is None or not root.is_dir():
         return None
     for instance in sorted(root.iterdir()):
         try:
             state = _load_state_file(instance / "state.json")
         except ServerError:
             continue  # an unreadable record of another instance is not this URI's server
-        if state is not None and state.port == address[1] and _pid_is_our_server(state.pid, state.instance):
+        if state is not None and state.port == port and _pid_is_our_server(state.pid, state.instance):
             found = load_credentials(instance)
             return found.auth if found is not None else None
     return None
