@@ -109,7 +109,9 @@ def set_initial_password(
         argfile.unlink(missing_ok=True)
     if done.returncode != 0:
         output = (done.stdout + done.stderr).replace(credentials.password.get_secret_value(), "********")
+        useful = [line for line in output.splitlines() if line.strip() and not line.lstrip().startswith("at ")]
         raise ServerError(
             f"neo4j-admin set-initial-password failed for the local server {instance} "
-            f"(exit {done.returncode}):\n{output.strip()[-2000:]}"
+            f"(exit {done.returncode}):\n" + "\n".join(useful[:15])
+            + "\nAn invalid setting (KAG_SERVER_HEAP, KAG_SERVER_PAGECACHE) is the usual cause."
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from kag_neo4j.store.database import Connection
@@ -17,6 +19,17 @@ def connection_env(connection: Connection) -> dict[str, str | None]:
         "NEO4J_USERNAME": username,
         "NEO4J_PASSWORD": password,
     }
+
+
+def subprocess_env(connection: Connection) -> dict[str, str]:
+    """This process's environment with :func:`connection_env` applied, for ``subprocess`` children."""
+    env = dict(os.environ)
+    for key, value in connection_env(connection).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
 
 
 def set_connection_env(monkeypatch: pytest.MonkeyPatch, connection: Connection) -> None:
