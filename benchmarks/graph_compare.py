@@ -7,7 +7,8 @@
 
 Nodes are keyed by their labels and ``id`` (or ``key`` / ``version``, the meta nodes' keys);
 relationships by type, endpoint keys and their properties. Properties that record *when*
-something happened (``loaded_at``, ``created_at``, ``updated_at``, ``applied_at``) and the
+something happened (``loaded_at``, ``created_at``, ``updated_at``, ``applied_at``, and
+``Document.load_seq``, a clock value that orders documents) and the
 bookkeeping of runs, migrations, locks and test markers are left out: two equal loads differ
 in those by construction. Vectors are compared rounded to 4 decimals.
 """
@@ -21,7 +22,7 @@ from typing import Any
 from kag_neo4j.store.database import Database
 
 #: properties that say when, not what
-VOLATILE = frozenset({"loaded_at", "created_at", "updated_at", "applied_at", "expires_at", "started_at", "finished_at"})
+VOLATILE = frozenset({"load_seq", "loaded_at", "created_at", "updated_at", "applied_at", "expires_at", "started_at", "finished_at"})
 #: labels of bookkeeping nodes that are not the knowledge graph
 BOOKKEEPING = ("KagRun", "KagStep", "KagMigration", "KagMigrationLock", "KagTestDatabase", "KagLoadLease")
 

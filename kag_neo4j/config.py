@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     neo4j_database: str = Field(
         default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
     )
+    #: how long reads and transactional writes are retried on transient errors and lost connections
+    neo4j_retry_seconds: float = Field(default=30.0, ge=0)
 
     # --- local server (KAG_HOME, KAG_SERVER_*)
     home: Path = Field(default_factory=default_home)

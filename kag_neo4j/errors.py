@@ -12,7 +12,22 @@ class ConfigError(KagError):
 
 
 class Neo4jUnavailableError(KagError):
-    """No Neo4j answers at the configured URI."""
+    """No Neo4j answers at the configured URI, or it could not complete an operation (the
+    subclasses below): nothing a caller can work around, so question answering stops on it."""
+
+
+class Neo4jConnectionLostError(Neo4jUnavailableError):
+    """Neo4j stopped answering during an operation (``ServiceUnavailable``, ``SessionExpired``),
+    and still did not answer after the retries."""
+
+
+class Neo4jCommitUnknownError(Neo4jConnectionLostError):
+    """The connection was lost while a write transaction committed: it may or may not be applied."""
+
+
+class Neo4jTransientError(Neo4jUnavailableError):
+    """Neo4j reported a transient error (lock conflict, deadlock, database restarting) that lasted
+    through every retry."""
 
 
 class UnsafeResetError(KagError):

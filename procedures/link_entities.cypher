@@ -1,9 +1,12 @@
 // link_entities v1 — entity linking: fulltext on names/aliases/descriptions and vector similarity on
 // entity embeddings, fused by RRF; optionally restricted to a type, given as a value ($type), so no
-// label is ever built from it. Returns at most $k entities for the mention $mention.
+// label is ever built from it. Returns at most $k entities for the mention $mention. An empty
+// $mention_query (a mention of punctuation only) skips the fulltext call, which cannot parse it.
 CALL () {
-  CALL db.index.fulltext.queryNodes('entity_fulltext', $mention_query, {limit: $k_candidates}) YIELD node, score
-  WHERE $mention_query <> '' AND ($type IS NULL OR $type IN labels(node))
+  WITH $mention_query AS lucene
+  WHERE lucene <> ''
+  CALL db.index.fulltext.queryNodes('entity_fulltext', lucene, {limit: $k_candidates}) YIELD node, score
+  WHERE $type IS NULL OR $type IN labels(node)
   RETURN collect(node) AS by_text
 }
 CALL () {

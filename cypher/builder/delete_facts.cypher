@@ -2,7 +2,7 @@
 // or Event) its chunks mention; a fact whose last supporting chunk was in the document is deleted,
 // the others keep their other chunks.
 UNWIND $node_ids AS id
-MATCH (n:{{ kind }} {id: id})-[r]-()
+MATCH (n:`{{ kind }}` {id: id})-[r]-()
 WHERE r.doc_ids IS NOT NULL AND $doc_id IN r.doc_ids
 WITH DISTINCT r
 SET r.chunk_ids = [x IN r.chunk_ids WHERE NOT x IN $chunk_ids],

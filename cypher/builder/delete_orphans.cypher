@@ -2,7 +2,7 @@
 // the others get their aliases recomputed
 // from the surface forms of the mentions that remain.
 UNWIND $ids AS id
-MATCH (n:{{ kind }} {id: id})
+MATCH (n:`{{ kind }}` {id: id})
 OPTIONAL MATCH (n)-[m:MENTIONED_IN]->(:Chunk)
 WITH n, collect(m) AS mentions
 CALL (n, mentions) {

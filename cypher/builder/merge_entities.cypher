@@ -12,7 +12,7 @@ ON MATCH SET e.aliases = reduce(acc = coalesce(e.aliases, []), a IN row.aliases 
     e.semantic_type = coalesce(e.semantic_type, row.semantic_type)
 SET e.alias_text = reduce(s = '', a IN e.aliases | CASE WHEN s = '' THEN a ELSE s + ' | ' + a END)
 {%- for label in labels %}
-SET e:{{ label }}
+SET e:`{{ label }}`
 {%- endfor %}
 WITH e, row
 WHERE row.embedding IS NOT NULL AND e.embedding IS NULL

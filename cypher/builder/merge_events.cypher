@@ -6,5 +6,5 @@ ON CREATE SET v.name = row.name, v.name_key = row.key, v.family = row.family
 SET v.event_type = coalesce(v.event_type, row.event_type),
     v.description = CASE WHEN coalesce(v.description, '') = '' THEN row.description ELSE v.description END
 {%- for label in labels %}
-SET v:{{ label }}
+SET v:`{{ label }}`
 {%- endfor %}

@@ -1,7 +1,7 @@
 // Open facts: (source)-[:RELATED {predicate}]->(target), labels from the template; provenance lists are set unions.
 UNWIND $rows AS row
-MATCH (s:{{ source }} {id: row.source})
-MATCH (o:{{ target }} {id: row.target})
+MATCH (s:`{{ source }}` {id: row.source})
+MATCH (o:`{{ target }}` {id: row.target})
 MERGE (s)-[r:RELATED {predicate: row.predicate}]->(o)
 ON CREATE SET r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids, r.confidence = row.confidence
 ON MATCH SET

@@ -2,5 +2,5 @@
 UNWIND $rows AS row
 MATCH (a:Concept {id: row.source})
 MATCH (b:Concept {id: row.target})
-MERGE (a)-[r:{{ rel_type }}]->(b)
+MERGE (a)-[r:`{{ rel_type }}`]->(b)
 SET r.label = row.label, r.source = 'taxonomy'

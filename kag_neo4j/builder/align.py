@@ -60,8 +60,7 @@ from kag_neo4j.schema.models import (
     ResolvedType,
     TypeKind,
 )
-from kag_neo4j.schema.naming import RESERVED_RELATIONSHIP_TYPES
-from kag_neo4j.store.identifiers import check_identifier
+from kag_neo4j.store.identifiers import check_identifier, is_reserved_relationship_type
 
 #: type names that say "no particular type"; such records take the type their name has elsewhere
 GENERIC_TYPES = frozenset({"", "entity", "entities", "thing", "other", "others", "unknown", "misc", "none", "concept",
@@ -174,7 +173,7 @@ def relationship_type(name: str) -> str | None:
         check_identifier(name, what="relationship type")
     except InvalidIdentifierError:
         return None
-    return None if name.upper() in RESERVED_RELATIONSHIP_TYPES else name
+    return None if is_reserved_relationship_type(name) else name
 
 
 def entity_id(family: str, key: str) -> str:

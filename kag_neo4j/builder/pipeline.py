@@ -125,7 +125,12 @@ class LoadSummary(BaseModel):
     embedded_texts: int = 0
     embedding_cache_hits: int = 0
     extraction_failures: int = 0
+    #: files refused by their reader, as ``path: reason`` (the rest of the input loads)
     read_failures: list[str] = Field(default_factory=list)
+    #: files a folder load left out (no reader for their type), as ``path: reason``
+    read_skipped: list[str] = Field(default_factory=list)
+    #: files read with a caveat (not UTF-8, broken JSON lines, ragged CSV rows...)
+    read_warnings: list[str] = Field(default_factory=list)
     issues: int = 0
     issue_samples: list[str] = Field(default_factory=list)
     seconds: float = 0.0
@@ -501,7 +506,9 @@ class Pipeline:
 
 
 def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = None) -> list[SourceDocument]:
-    """Every document of ``paths`` (files or folders); unreadable files are noted in ``summary``."""
+    """Every document of ``paths`` (files or folders); unreadable files are noted in ``summary``
+    (each with its reason) and the others are read. Raises :class:`BuilderError` only when no
+    file at all could be read."""
     from kag_neo4j.builder.readers import ReadReport, read_paths
 
     for path in paths:
@@ -511,6 +518,8 @@ def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = No
     documents = list(read_paths(paths, report=report))
     if summary is not None:
         summary.read_failures = [f"{f.path}: {f.reason}" for f in report.failures]
+        summary.read_skipped = [f"{f.path}: {f.reason}" for f in report.skipped]
+        summary.read_warnings = list(report.warnings)
     if not documents and report.failures:
         raise BuilderError("no document could be read:\n" + "\n".join(f"  {f.path}: {f.reason}" for f in report.failures))
     return documents

@@ -13,7 +13,9 @@
   the same transaction as its last chunk, so after a crash a re-run knows exactly which
   documents to redo.
 * Labels and relationship types only enter Cypher through :func:`kag_neo4j.store.cypher.render`,
-  which validates them with :func:`~kag_neo4j.store.identifiers.check_identifier`.
+  which validates them with :func:`~kag_neo4j.store.identifiers.check_identifier` (the templates
+  backtick-quote them); a schema label or relationship type that is one of kag-neo4j's own
+  (``:Chunk`` on an entity, a ``CITES`` fact) is refused before the slice's transaction commits.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ from kag_neo4j.builder.aligned import (
 )
 from kag_neo4j.builder.concepts import Taxonomy
 from kag_neo4j.builder.records import ChunkRecord
+from kag_neo4j.errors import InvalidIdentifierError
 from kag_neo4j.store.cypher import query, render
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.identifiers import is_reserved_label, is_reserved_relationship_type
 
 _LABEL_OF_KIND = {ENTITY: "Entity", EVENT: "Event"}
 
@@ -318,6 +322,21 @@ class SliceRows:
         )
 
 
+def _schema_labels(labels: Sequence[str]) -> list[str]:
+    """The schema labels of a node, never kag-neo4j's own (the validator stores those as ``Spg<name>``)."""
+    reserved = [label for label in labels if is_reserved_label(label)]
+    if reserved:
+        raise InvalidIdentifierError(f"schema label(s) {', '.join(reserved)} are kag-neo4j's own labels; "
+                                     "build the schema with kag_neo4j.schema.validate_schema, which stores such types as Spg<name>")
+    return list(labels)
+
+
+def _schema_type(rel_type: str) -> str:
+    if is_reserved_relationship_type(rel_type):
+        raise InvalidIdentifierError(f"relationship type {rel_type!r} is kag-neo4j's own; rename the schema relation")
+    return rel_type
+
+
 def _run(tx: ManagedTransaction, cypher: str, **params: Any) -> None:
     tx.run(cypher, params).consume()
 
@@ -328,9 +347,9 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
     if rows.documents:
         _run(tx, query("builder/merge_documents"), rows=rows.documents)
     for labels, entity_rows in sorted(rows.entities.items()):
-        _run(tx, render("builder/merge_entities", labels=list(labels)), rows=entity_rows)
+        _run(tx, render("builder/merge_entities", labels=_schema_labels(labels)), rows=entity_rows)
     for labels, event_rows in sorted(rows.events.items()):
-        _run(tx, render("builder/merge_events", labels=list(labels)), rows=event_rows)
+        _run(tx, render("builder/merge_events", labels=_schema_labels(labels)), rows=event_rows)
     for label, grouped in (("Entity", rows.entities), ("Event", rows.events)):
         described = [row for label_rows in grouped.values() for row in label_rows if row["properties"]]
         if described:
@@ -345,7 +364,7 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
             merge = render("builder/merge_open_facts", source=source, target=target)
             properties = render("builder/set_open_fact_properties", source=source, target=target)
         else:
-            merge = render("builder/merge_facts", rel_type=rel_type, source=source, target=target)
+            merge = render("builder/merge_facts", rel_type=_schema_type(rel_type), source=source, target=target)
             properties = render("builder/set_fact_properties", rel_type=rel_type, source=source, target=target)
         _run(tx, merge, rows=fact_rows)
         described = [row for row in fact_rows if row["properties"]]

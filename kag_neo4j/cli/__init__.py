@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from kag_neo4j import __version__
-from kag_neo4j.cli import ask, eval as eval_cli, load, migrate, models, schema, server
+from kag_neo4j.cli import ask, eval as eval_cli, load, migrate, models, rules, schema, server
 
 app = typer.Typer(
     name="kag-neo4j",
@@ -19,6 +19,7 @@ app.add_typer(server.app, name="server")
 app.add_typer(migrate.app, name="migrate")
 app.add_typer(schema.app, name="schema")
 app.add_typer(models.app, name="models")
+app.add_typer(rules.app, name="rules")
 load.register(app)
 ask.register(app)
 eval_cli.register(app)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kag_neo4j.cli.common import make_console
 from rich.table import Table
 
+from kag_neo4j.cli.common import EXIT_PARTIAL, make_console, print_error, print_note, quiet_library_logs
 from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.errors import KagError
 
@@ -28,7 +28,7 @@ def _settings(ctx: typer.Context | None, **extra: Any) -> Settings:
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    print_error(message)
     return typer.Exit(code)
 
 
@@ -74,6 +74,10 @@ def load_command(
 
     Unchanged documents are skipped; changed ones replace their old facts; an interrupted load
     resumes where it stopped when run again.
+
+    A file its reader refuses (corrupt, encrypted, empty, binary...) is named on stderr with the
+    reason and the fix, and every other file loads; the exit code is then 4 (see
+    ``kag_neo4j.cli.common.EXIT_CODES``).
     """
     from kag_neo4j.builder.concepts import load_taxonomy
     from kag_neo4j.builder.pipeline import LoadOptions, Pipeline, read_documents
@@ -84,6 +88,7 @@ def load_command(
     if not paths and taxonomy is None:
         raise _fail("give at least one file or folder to load (or --taxonomy DIR to load a taxonomy only)", code=2)
     pipeline = None
+    quiet_library_logs()
     previous = signal.signal(signal.SIGTERM, _terminate)  # `kill` stops a load like Ctrl-C does
     try:
         settings = _settings(ctx, no_cache=True if no_cache else None)
@@ -118,12 +123,26 @@ def load_command(
         typer.echo(_summary_json(summary))
     else:
         console.print(summary_table(summary))
-        for failure in summary.read_failures:
-            err_console.print(f"skipped {failure}", highlight=False, markup=False)
         for issue in summary.issue_samples[:5]:
-            err_console.print(f"issue: {issue}", highlight=False, markup=False)
+            print_note("issue:", issue)
+    _print_read_notes(summary)
     if summary.documents_incomplete:
         raise typer.Exit(1)
+    if summary.read_failures:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def _print_read_notes(summary: Any) -> None:
+    """Every refused file, every file left out and every read warning, one line each on stderr."""
+    for failure in summary.read_failures:
+        print_note("skipped", failure)
+    for left_out in summary.read_skipped:
+        print_note("left out", left_out)
+    for warning in summary.read_warnings:
+        print_note("warning:", warning)
+    if summary.read_failures:
+        print_note("error:", f"{len(summary.read_failures)} file(s) could not be read (listed above); "
+                   "every other file was loaded")
 
 
 def delete_command(
@@ -131,32 +150,47 @@ def delete_command(
     doc_ids: Annotated[list[str], typer.Argument(help="Id(s) of the document(s) to delete (Document.id).", show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
 ) -> None:
-    """Delete documents: their chunks and every fact no other chunk supports."""
+    """Delete documents: their chunks and every fact no other chunk supports.
+
+    Each document is deleted in its own transaction. An unknown id is reported (with the stored
+    ids that resemble it) and the other documents are deleted all the same; the exit code is then
+    4, or 1 when no id was known (see ``kag_neo4j.cli.common.EXIT_CODES``).
+    """
     from kag_neo4j.builder.delete import delete_document, similar_document_ids
     from kag_neo4j.store.database import Database
 
+    quiet_library_logs()
     reports = []
+    unknown: list[str] = []
     try:
         settings = _settings(ctx)
         with Database.connect(settings) as db:
-            for doc_id in doc_ids:
+            for doc_id in dict.fromkeys(doc_ids):  # a repeated id is deleted once
                 report = delete_document(db, doc_id)
+                reports.append(report)
                 if not report.found:
                     close = similar_document_ids(db, doc_id)
                     hint = f"; did you mean {', '.join(close)}?" if close else "; no stored document id contains it"
-                    raise _fail(f"no document with id {doc_id!r}{hint}")
-                reports.append(report)
+                    print_error(f"no document with id {doc_id!r}{hint}")
+                    unknown.append(doc_id)
+                elif not as_json:
+                    _print_deleted(report)
     except KagError as exc:
+        if reports and not as_json:
+            print_note("note:", f"{sum(r.found for r in reports)} document(s) were deleted before the error")
         raise _fail(str(exc)) from exc
     if as_json:
         typer.echo(json.dumps([r.model_dump() for r in reports], ensure_ascii=False, indent=2))
-        return
-    for report in reports:
-        console.print(
-            f"deleted {report.document}: {report.chunks} chunks, {report.entities} entities, {report.events} events, "
-            f"{report.relations_deleted} relations ({report.relations_updated} kept with other sources), "
-            f"{report.concepts} concepts", highlight=False, markup=False,
-        )
+    if unknown:
+        raise typer.Exit(1 if len(unknown) == len(reports) else EXIT_PARTIAL)
+
+
+def _print_deleted(report: Any) -> None:
+    console.print(
+        f"deleted {report.document}: {report.chunks} chunks, {report.entities} entities, {report.events} events, "
+        f"{report.relations_deleted} relations ({report.relations_updated} kept with other sources), "
+        f"{report.concepts} concepts", highlight=False, markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

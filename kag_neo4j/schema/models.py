@@ -18,8 +18,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from kag_neo4j.errors import InvalidIdentifierError
 from kag_neo4j.schema.issues import Location
-from kag_neo4j.store.identifiers import check_identifier
+from kag_neo4j.store.identifiers import check_identifier, is_reserved_label, is_reserved_relationship_type
 
 BASIC_TYPES: tuple[str, ...] = ("Text", "Integer", "Float")
 """Literal value types; every other value type names a class (and makes an edge)."""
@@ -64,6 +65,23 @@ def _identifier(what: str) -> AfterValidator:
     return AfterValidator(lambda value: check_identifier(value, what=what))
 
 
+def _check_label(value: str) -> str:
+    check_identifier(value, what="label")
+    if is_reserved_label(value):
+        raise InvalidIdentifierError(
+            f"label {value!r} is reserved by kag-neo4j for its own nodes; schema types that take it are "
+            f"stored under {'Spg' + value!r}"
+        )
+    return value
+
+
+def _check_relationship_type(value: str) -> str:
+    check_identifier(value, what="relation name")
+    if is_reserved_relationship_type(value):
+        raise InvalidIdentifierError(f"relation name {value!r} is a relationship type kag-neo4j uses itself; rename it")
+    return value
+
+
 def _check_value_type(value: str) -> str:
     if value.startswith(STANDARD_PREFIX):
         check_identifier(value[len(STANDARD_PREFIX) :], what="standard type name")
@@ -74,7 +92,8 @@ def _check_value_type(value: str) -> str:
 TypeName = Annotated[str, _identifier("type name")]
 PredicateName = Annotated[str, _identifier("property or relation name")]
 Namespace = Annotated[str, _identifier("namespace")]
-Label = Annotated[str, _identifier("label")]
+Label = Annotated[str, AfterValidator(_check_label)]
+RelationName = Annotated[str, AfterValidator(_check_relationship_type)]
 ValueType = Annotated[str, AfterValidator(_check_value_type)]
 
 
@@ -182,7 +201,7 @@ class ResolvedRelation(_Model):
     or ``relations:``; both become edges.
     """
 
-    name: PredicateName
+    name: RelationName
     source: TypeName
     target: TypeName
     semantic: Semantic | None = None

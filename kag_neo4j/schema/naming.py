@@ -1,28 +1,18 @@
 """How schema names become Neo4j names: labels, constraint, index and property names.
 
 Type names become labels unchanged, except names kag-neo4j already uses for its own graph
-(``Chunk``, ``Concept``, ``Event``, ``Entity``, ``Document``, the meta-graph labels, ...): those
-get the prefix ``Spg`` (a KAG ``Concept(概念): EntityType`` is stored under ``:SpgConcept``), so a
-schema can never make its instances look like chunks or concept nodes. Predicate names become
-relationship types and property keys unchanged. Every derived name is checked with
+(:data:`~kag_neo4j.store.identifiers.RESERVED_LABELS`: ``Chunk``, ``Concept``, ``Event``,
+``Entity``, ``Document``, the meta-graph and run labels, in any case): those get the prefix
+``Spg`` (a KAG ``Concept(概念): EntityType`` is stored under ``:SpgConcept``, ``chunk`` under
+``:Spgchunk``), so a schema can never make its instances look like chunks or concept nodes.
+Predicate names become relationship types and property keys unchanged; the validator refuses
+the reserved relationship types. Every derived name is checked with
 :func:`~kag_neo4j.store.identifiers.check_identifier` before it is used.
 """
 
 from __future__ import annotations
 
-from kag_neo4j.store.identifiers import RESERVED_LABELS, check_identifier
-
-#: Labels of the schema meta-graph that are not (yet) in the shared reserved set.
-META_LABELS = frozenset({"SchemaNamespace", "SchemaType", "SchemaProperty", "SchemaRelation"})
-
-#: Relationship types kag-neo4j uses itself; schema predicates may not take them.
-RESERVED_RELATIONSHIP_TYPES = frozenset(
-    {
-        "PART_OF", "NEXT", "MENTIONED_IN", "RELATED", "IS_A", "CONTAINS", "SYNONYM", "CAUSES",
-        "BELONGS_TO", "HAS_STEP", "USED", "DEPENDS_ON", "DECLARES", "HAS_PROPERTY", "HAS_RELATION",
-        "INHERITS", "RANGE",
-    }
-)
+from kag_neo4j.store.identifiers import check_identifier, is_reserved_label
 
 LABEL_PREFIX = "Spg"
 VECTOR_SUFFIX = "_embedding"
@@ -31,8 +21,8 @@ VECTOR_SUFFIX = "_embedding"
 def label_for(type_name: str) -> str:
     """The Neo4j label of instances of ``type_name``."""
     check_identifier(type_name, what="type name")
-    if type_name in RESERVED_LABELS or type_name in META_LABELS:
-        return LABEL_PREFIX + type_name
+    if is_reserved_label(type_name):
+        return check_identifier(LABEL_PREFIX + type_name, what="type name")
     return type_name
 
 

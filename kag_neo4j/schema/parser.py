@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kag_neo4j.errors import InvalidIdentifierError, SchemaError
+from kag_neo4j.errors import SchemaError
 from kag_neo4j.schema.issues import Location, SchemaFileError, fail
 from kag_neo4j.schema.lexer import Line, Node, read_tree
 from kag_neo4j.schema.models import (
@@ -42,7 +42,7 @@ from kag_neo4j.schema.models import (
     TypeDecl,
     TypeKind,
 )
-from kag_neo4j.store.identifiers import check_identifier
+from kag_neo4j.store.identifiers import SYNTAX_RULE, check_identifier, identifier_problem
 
 _NAME = re.compile(r"(?:[^\s():\-]|-(?!>))+")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -58,12 +58,10 @@ _ALL_META = frozenset(TYPE_META + PREDICATE_META)
 _VALUE_TYPE_LIKE = re.compile(r"\s*(?:STD\.\w+|[A-Z]\w*)\s*")
 
 
-def _valid(name: str, what: str) -> bool:
-    try:
-        check_identifier(name, what=what)
-    except InvalidIdentifierError:
-        return False
-    return True
+def _name_rule(name: str) -> str | None:
+    """What is wrong with ``name`` as a schema name, said the parser's way (``None``: nothing)."""
+    problem = identifier_problem(name)
+    return _NAME_RULE if problem == SYNTAX_RULE else problem
 
 
 class _Cursor:
@@ -120,10 +118,11 @@ class _Cursor:
         self.pos = match.end()
         return match.group(0), start
 
-    def name(self, what: str, checked_as: str) -> tuple[str, int]:
+    def name(self, what: str) -> tuple[str, int]:
         token, start = self.token()
-        if not token or not _valid(token, checked_as):
-            raise self.error(f"{what} ({_NAME_RULE})", start)
+        rule = _name_rule(token) if token else _NAME_RULE
+        if rule is not None:
+            raise self.error(f"{what} ({rule})", start)
         return token, start
 
     def display_name(self) -> str | None:
@@ -286,8 +285,9 @@ def _predicate(node: Node, *, nested: bool) -> PredicateDecl:
         semantic = Semantic(prefix)
         name_at = start + len(prefix) + 1
     what = "a sub-property name" if nested else "a property or relation name"
-    if not name or not _valid(name, "property or relation name"):
-        raise cursor.error(f"{what} ({_NAME_RULE})", name_at, found=repr(name) if name else None)
+    rule = _name_rule(name) if name else _NAME_RULE
+    if rule is not None:
+        raise cursor.error(f"{what} ({rule})", name_at, found=repr(name) if name else None)
     if semantic is not None and nested:
         raise cursor.error("a sub-property name (IND#/CAU# prefixes are for predicates only)", start)
     display = cursor.display_name()
@@ -333,8 +333,10 @@ def _value_type(cursor: _Cursor) -> tuple[str, int]:
     match = re.compile(r"\S+").match(cursor.text, cursor.pos, cursor.end)
     token = match.group(0) if match else ""
     bare = token[len(STANDARD_PREFIX) :] if token.startswith(STANDARD_PREFIX) else token
-    if not token or not _valid(bare, "value type"):
-        raise cursor.error("a value type (Text, Integer, Float, STD.<Name> or a type name)", start)
+    rule = _name_rule(bare) if token else _NAME_RULE
+    if rule is not None:
+        hint = "" if rule == _NAME_RULE else f"; {rule}"
+        raise cursor.error(f"a value type (Text, Integer, Float, STD.<Name> or a type name{hint})", start)
     cursor.pos = match.end() if match else cursor.pos
     return token, start
 
@@ -345,7 +347,7 @@ def _value_type(cursor: _Cursor) -> tuple[str, int]:
 def _type(node: Node) -> TypeDecl:
     line = node.line
     cursor = _Cursor(line)
-    name, start = cursor.name("a type name", "type name")
+    name, start = cursor.name("a type name")
     display = cursor.display_name()
     cursor.skip_ws()
     kind: TypeKind | None = None
@@ -353,7 +355,7 @@ def _type(node: Node) -> TypeDecl:
     parent_location: Location | None = None
     if cursor.peek("->"):
         cursor.pos += 2
-        parent, parent_at = cursor.name("a parent type name", "type name")
+        parent, parent_at = cursor.name("a parent type name")
         parent_location = line.at(parent_at)
         cursor.expect(":", "':' after the parent type")
     elif cursor.peek(":"):
@@ -380,7 +382,7 @@ def _type(node: Node) -> TypeDecl:
         if key == "desc":
             fields["description"] = _text_value(meta, key)
         elif key == "hypernymPredicate":
-            value, value_at = meta.name("a hypernym predicate such as isA", "hypernym predicate")
+            value, value_at = meta.name("a hypernym predicate such as isA")
             meta.expect_end()
             fields["hypernym_predicate"] = value
             fields["hypernym_location"] = child.line.at(value_at)
@@ -415,7 +417,7 @@ def _namespace(node: Node, override: str | None) -> tuple[str | None, Location]:
         cursor.pos = placeholder.end()
         name: str | None = None
     else:
-        name, at = cursor.name("a namespace name", "namespace")
+        name, at = cursor.name("a namespace name")
     cursor.expect_end()
     if node.children:
         child = node.children[0].line

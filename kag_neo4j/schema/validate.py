@@ -28,7 +28,7 @@ from kag_neo4j.schema.models import (
     TypeDecl,
     TypeKind,
 )
-from kag_neo4j.store.identifiers import check_identifier
+from kag_neo4j.store.identifiers import check_identifier, is_reserved_relationship_type
 
 _TEXT_TYPES = ("Text",)
 
@@ -284,7 +284,7 @@ class _Checker:
 
     def relation(self, source: str, section: str, predicate: PredicateDecl) -> ResolvedRelation | None:
         ok = True
-        if predicate.name in naming.RESERVED_RELATIONSHIP_TYPES:
+        if is_reserved_relationship_type(predicate.name):
             ok = False
             self.issue(predicate.location, f"expected a predicate name not used by kag-neo4j itself, found "
                        f"{predicate.name!r}; rename it")

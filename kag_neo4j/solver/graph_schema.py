@@ -5,7 +5,9 @@ predicates) and from any SPG schema applied with ``kag-neo4j schema apply`` (typ
 with their domain and range, literal properties). The planner sees a short summary — long
 prompts are slow on a local model — and :func:`kag_neo4j.solver.validate.validate_plan` gets a
 :class:`~kag_neo4j.solver.validate.SimpleSchema` built from the same names. Only names that pass
-:func:`~kag_neo4j.store.identifiers.check_identifier` enter that schema.
+:func:`~kag_neo4j.store.identifiers.check_identifier` enter that schema, and never the labels
+or relationship types kag-neo4j uses itself (:func:`~kag_neo4j.store.identifiers.is_reserved_label`,
+:func:`~kag_neo4j.store.identifiers.is_reserved_relationship_type`: chunks, documents, runs, ``CITES``, ...).
 """
 
 from __future__ import annotations
@@ -17,20 +19,11 @@ from kag_neo4j.errors import InvalidIdentifierError, KagError
 from kag_neo4j.solver.validate import VALUE_TYPES, PredicateSpec, SimpleSchema
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
-from kag_neo4j.store.identifiers import RESERVED_LABELS, check_identifier
+from kag_neo4j.store.identifiers import check_identifier, is_reserved_label, is_reserved_relationship_type
 
 __all__ = ["GraphSchema", "read_graph_schema"]
 
 log = logging.getLogger(__name__)
-
-_INTERNAL_TYPES = frozenset(
-    {
-        "MENTIONED_IN", "PART_OF", "NEXT", "BELONGS_TO", "HAS_STEP", "USED", "DEPENDS_ON", "RELATED",
-        "IS_A", "SYNONYM", "CONTAINS", "CAUSES", "HAS_PROPERTY", "HAS_RELATION", "RANGE", "INHERITS",
-        "DECLARES",
-    }
-)
-
 
 def _safe(name: object, what: str) -> str | None:
     if not isinstance(name, str):
@@ -120,13 +113,13 @@ def read_graph_schema(db: Database, *, max_predicates: int = 16) -> GraphSchema:
         log.warning("ignoring the stored SPG schema: %s", exc)
     row = db.read(cypher.query("solver/graph_vocabulary"), k=max_predicates)[0]
     for label in sorted(row["labels"]):
-        if label in RESERVED_LABELS or label.startswith(("Schema", "Kag")):
+        if not isinstance(label, str) or is_reserved_label(label):
             continue
         safe = _safe(label, "label")
         if safe and safe not in schema.types:
             schema.types.append(safe)
     for rel_type in sorted(row["types"]):
-        if rel_type in _INTERNAL_TYPES or rel_type.startswith(("Schema", "Kag")):
+        if not isinstance(rel_type, str) or is_reserved_relationship_type(rel_type):
             continue
         safe = _safe(rel_type, "relationship type")
         if safe and safe not in schema.relations:

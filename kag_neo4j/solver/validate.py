@@ -11,8 +11,9 @@ The planner writes types and predicates as it likes (``plays for``, ``sports_tea
   ``$parameter`` value — never as a relationship type.
 
 Only schema names (each checked by :func:`~kag_neo4j.store.identifiers.check_identifier` when
-the schema description is built) and the generic type can come out of this module, so text from
-the model never becomes a label, relationship type or property key.
+the schema description is built; a type may not be one of kag-neo4j's own labels,
+:func:`~kag_neo4j.store.identifiers.is_reserved_label`) and the generic type can come out of
+this module, so text from the model never becomes a label, relationship type or property key.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from kag_neo4j.errors import SchemaError
+from kag_neo4j.errors import InvalidIdentifierError, SchemaError
 from kag_neo4j.solver.logical_form import (
     Action,
     AliasSite,
@@ -34,7 +35,7 @@ from kag_neo4j.solver.logical_form import (
     RetrievalOp,
     Step,
 )
-from kag_neo4j.store.identifiers import check_identifier
+from kag_neo4j.store.identifiers import check_identifier, is_reserved_label
 
 __all__ = [
     "GENERIC_TYPE",
@@ -89,6 +90,15 @@ class SchemaDescription(Protocol):
     def synonyms(self) -> Mapping[str, str]: ...
 
 
+def _check_type_name(name: str) -> None:
+    """A schema type of a plan is a label: a safe identifier and not one of kag-neo4j's own."""
+    check_identifier(name, what="schema type")
+    if is_reserved_label(name):
+        raise InvalidIdentifierError(
+            f"schema type {name!r} is a label kag-neo4j uses for its own nodes; a plan may not name it"
+        )
+
+
 @dataclass(frozen=True)
 class SimpleSchema:
     """A plain :class:`SchemaDescription`; every name is checked as a Cypher identifier."""
@@ -101,7 +111,7 @@ class SimpleSchema:
 
     def __post_init__(self) -> None:
         for name in self.type_names:
-            check_identifier(name, what="schema type")
+            _check_type_name(name)
         for name in self.value_types:
             check_identifier(name, what="value type")
         for key, spec in self.predicates.items():
@@ -190,9 +200,11 @@ class _Lookup:
         self.schema = schema
         self.value_types = frozenset(getattr(schema, "value_types", VALUE_TYPES))
         self.parents: Mapping[str, str] = getattr(schema, "parents", {}) or {}
+        for name in schema.type_names:
+            _check_type_name(name)
         type_names = set(schema.type_names) | set(self.value_types)
-        for name in type_names:
-            check_identifier(name, what="schema type")
+        for name in self.value_types:
+            check_identifier(name, what="value type")
         for spec in schema.predicates.values():
             check_identifier(spec.name, what="schema predicate")
         self.types = self._index(type_names, {s: c for s, c in schema.synonyms.items() if c in type_names})

@@ -1,7 +1,24 @@
 """The one way kag-neo4j talks to Neo4j: a small wrapper over the official driver.
 
 Reads run in read transactions (question answering never writes facts), writes in write
-transactions with automatic retries on transient errors. Every value is a parameter.
+transactions. Every value is a parameter.
+
+Faults, in kag-neo4j's own vocabulary (every one a :class:`~kag_neo4j.errors.KagError` naming the
+URI and the fix, so the CLI prints one line instead of a traceback):
+
+* **Retried**: every read and write *transaction* (:meth:`Database.read`, :meth:`~Database.write`,
+  :meth:`~Database.read_tx`, :meth:`~Database.write_tx`) is re-run by the driver on a transient
+  error (deadlock, lock timeout, database restarting), ``ServiceUnavailable`` and
+  ``SessionExpired``, for up to ``neo4j_retry_seconds`` (``KAG_NEO4J_RETRY_SECONDS``, 30 s).
+  That is safe for writes too: a transaction that failed was rolled back, so re-running it
+  cannot apply it twice. Statements outside a transaction (:meth:`~Database.auto_commit`:
+  schema DDL, ``CALL {} IN TRANSACTIONS``) are retried only when the caller declares them
+  idempotent (``retries=N``), with the same errors.
+* **Not retried**: a connection lost *while a commit was in flight* (the write may or may not
+  be applied): :class:`~kag_neo4j.errors.Neo4jCommitUnknownError`.
+* After the retries: :class:`~kag_neo4j.errors.Neo4jConnectionLostError` (the server stopped
+  answering) or :class:`~kag_neo4j.errors.Neo4jTransientError` (the transient error persisted).
+  Errors in a query itself (``ClientError``: syntax, constraint) are not translated: they are bugs.
 """
 
 from __future__ import annotations
@@ -14,10 +31,25 @@ from typing import Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
-from neo4j.exceptions import AuthError, ServiceUnavailable, TransientError
+from neo4j.exceptions import (
+    AuthError,
+    IncompleteCommit,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 
 from kag_neo4j.config import Settings
-from kag_neo4j.errors import Neo4jUnavailableError
+from kag_neo4j.errors import (
+    KagError,
+    Neo4jCommitUnknownError,
+    Neo4jConnectionLostError,
+    Neo4jTransientError,
+    Neo4jUnavailableError,
+)
+
+#: driver errors that are retried (in transactions always, outside them when idempotent)
+RETRIED = (ServiceUnavailable, SessionExpired, TransientError)
 
 T = TypeVar("T")
 
@@ -29,6 +61,8 @@ class Connection:
     uri: str
     database: str
     auth: tuple[str, str] | None
+    #: how long transactions are retried on transient errors and lost connections
+    retry_seconds: float = 30.0
 
 
 def connection_for(settings: Settings) -> Connection:
@@ -42,15 +76,53 @@ def connection_for(settings: Settings) -> Connection:
     if settings.neo4j_uri:
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
         if password is not None:
-            return Connection(settings.neo4j_uri, settings.neo4j_database, (settings.neo4j_username, password))
-        return Connection(settings.neo4j_uri, settings.neo4j_database, server.auth_for_uri(settings, settings.neo4j_uri))
+            auth: tuple[str, str] | None = (settings.neo4j_username, password)
+        else:
+            auth = server.auth_for_uri(settings, settings.neo4j_uri)
+        return Connection(settings.neo4j_uri, settings.neo4j_database, auth, settings.neo4j_retry_seconds)
     state = server.read_state(settings)
     if state is None:
         raise Neo4jUnavailableError(
             "no Neo4j is configured (NEO4J_URI is not set) and the local server is not running; "
             "start it with `kag-neo4j server start`, or set NEO4J_URI to your Neo4j / Aura"
         )
-    return Connection(state.uri, settings.neo4j_database, server.instance_auth(settings))
+    return Connection(state.uri, settings.neo4j_database, server.instance_auth(settings), settings.neo4j_retry_seconds)
+
+
+def _reason(exc: BaseException) -> str:
+    code = getattr(exc, "code", None)
+    message = " ".join(str(exc).split()) or type(exc).__name__  # the driver's messages span lines
+    if len(message) > 300:
+        message = message[:299] + "…"
+    return f"{type(exc).__name__}: {message}" if not code else f"{code}: {message}"
+
+
+def translate(exc: BaseException, connection: Connection, *, retried: bool = True) -> KagError | None:
+    """The kag-neo4j error for a driver error (``None`` for errors that are not faults of the
+    connection or the server, e.g. a Cypher syntax error). ``retried``: it happened after retries."""
+    uri = connection.uri
+    after = f"after retrying for {connection.retry_seconds:g} s" if retried else "(not retried)"
+    if isinstance(exc, IncompleteCommit):
+        return Neo4jCommitUnknownError(
+            f"lost the connection to Neo4j at {uri} while a write was committing, so it may or may not "
+            f"have been applied ({_reason(exc)}); once Neo4j answers again (`kag-neo4j server status`, "
+            "`kag-neo4j server start` for the local server) run the same command again: loads and "
+            "deletes are idempotent and a load resumes where it stopped"
+        )
+    if isinstance(exc, (ServiceUnavailable, SessionExpired)):
+        return Neo4jConnectionLostError(
+            f"Neo4j at {uri} stopped answering ({_reason(exc)}) and did not come back {after}; "
+            "check that it runs (`kag-neo4j server status`; start the local server with "
+            "`kag-neo4j server start`, or check NEO4J_URI) and run the same command again: "
+            "a load resumes where it stopped"
+        )
+    if isinstance(exc, TransientError):
+        return Neo4jTransientError(
+            f"Neo4j at {uri} reported a transient error {after} ({_reason(exc)}); run the command "
+            "again (a lock conflict means another load or delete is writing the same data: let it "
+            "finish first), or raise KAG_NEO4J_RETRY_SECONDS"
+        )
+    return None
 
 
 class Database:
@@ -59,7 +131,8 @@ class Database:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self._driver = GraphDatabase.driver(
-            connection.uri, auth=connection.auth, notifications_min_severity="OFF"
+            connection.uri, auth=connection.auth, notifications_min_severity="OFF",
+            max_transaction_retry_time=connection.retry_seconds,
         )
 
     @classmethod
@@ -104,8 +177,16 @@ class Database:
 
     @contextmanager
     def session(self, **kwargs: Any) -> Iterator[neo4j.Session]:
-        with self._driver.session(database=self.database, **kwargs) as session:
-            yield session
+        """A driver session; a lost connection or a lasting transient error inside it is raised
+        as a :class:`~kag_neo4j.errors.KagError` (see the module docs)."""
+        try:
+            with self._driver.session(database=self.database, **kwargs) as session:
+                yield session
+        except RETRIED as exc:
+            error = translate(exc, self.connection)
+            if error is None:  # pragma: no cover - every RETRIED error translates
+                raise
+            raise error from exc
 
     def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
         """Run one query in a read transaction and return its records as dicts."""
@@ -128,14 +209,22 @@ class Database:
     def auto_commit(self, cypher: str, *, retries: int = 0, **params: Any) -> list[dict[str, Any]]:
         """Run a statement outside an explicit transaction (schema DDL, CALL {} IN TRANSACTIONS).
 
-        ``retries`` re-runs it on transient errors; use it only for idempotent statements.
+        ``retries`` re-runs it on transient errors and lost connections (within
+        ``retry_seconds``); use it only for idempotent statements. Without retries a failure is
+        raised at once, as a :class:`~kag_neo4j.errors.KagError`.
         """
-        for attempt in range(retries + 1):
+        began = time.monotonic()
+        attempt = 0
+        while True:
             try:
-                with self.session() as session:
+                with self._driver.session(database=self.database) as session:
                     return session.run(cypher, params).data()
-            except TransientError:
-                if attempt == retries:
-                    raise
-                time.sleep(0.2 * (attempt + 1))
-        raise AssertionError("unreachable")
+            except RETRIED as exc:
+                attempt += 1
+                out_of_time = time.monotonic() - began + 0.2 * attempt > self.connection.retry_seconds
+                if attempt > retries or out_of_time or isinstance(exc, IncompleteCommit):
+                    error = translate(exc, self.connection, retried=retries > 0)
+                    if error is None:  # pragma: no cover - every RETRIED error translates
+                        raise
+                    raise error from exc
+                time.sleep(0.2 * attempt)

@@ -11,6 +11,8 @@ suffix, or from the content when the suffix is unknown, and walks folders.
     print(report.failures)                          # [ReadFailure(path=..., reason=...)]
 
 Without a ``report`` a bad file raises :class:`~kag_neo4j.errors.ReadError` naming it and the fix.
+Whatever a reader raises (a parser's own exception, ``RecursionError`` on absurdly nested JSON,
+``MemoryError``...) becomes a ``ReadError`` for that file, so one bad file never stops a folder.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ _KNOWN_UNSUPPORTED = {
     ".ppt": "presentations are not supported; export them as PDF",
     ".pptx": "presentations are not supported; export them as PDF",
     ".rtf": "RTF is not supported; save it as .docx or .txt",
+    ".zip": "is a ZIP archive, not a document; unpack it and load its files",
 }
 
 
@@ -137,6 +140,25 @@ def reader_for(path: Path) -> Reader:
     return _sniff(path)
 
 
+def _read_one(file: Path, ctx: ReadContext) -> list[SourceDocument]:
+    """The documents of ``file``; any exception of its reader is raised as a :class:`ReadError`."""
+    try:
+        return reader_for(file)(file, ctx)
+    except ReadError:
+        raise
+    except RecursionError as exc:
+        raise ReadError(file, "is nested too deeply to parse (RecursionError); flatten its structure") from exc
+    except MemoryError as exc:
+        raise ReadError(file, "is too large to read in the memory available (MemoryError); split it into smaller files") from exc
+    except Exception as exc:  # noqa: BLE001 - a reader's library may raise anything on a corrupt file
+        detail = str(exc).strip().replace("\n", " ")[:200]
+        raise ReadError(
+            file,
+            f"could not be read ({type(exc).__name__}{': ' + detail if detail else ''}); the file is probably "
+            "corrupt: re-export or re-save it, or leave it out of the load",
+        ) from exc
+
+
 def read_file(
     path: Path | str, *, options: ReadOptions | None = None, id_key: str | None = None, report: ReadReport | None = None
 ) -> list[SourceDocument]:
@@ -146,7 +168,7 @@ def read_file(
     try:
         if not file.exists():
             raise ReadError(file, "does not exist; check the path")
-        documents = reader_for(file)(file, ctx)
+        documents = _read_one(file, ctx)
     except ReadError as exc:
         if report is None:
             raise
@@ -200,7 +222,8 @@ def read_path(
         if not files and report is None:
             raise ReadError(root, "is an empty folder; put documents in it")
         for file in files:
-            if file.suffix.casefold() not in READERS:
+            suffix = file.suffix.casefold()
+            if suffix not in READERS and suffix not in _KNOWN_UNSUPPORTED:
                 reason = f"no reader for {file.suffix or 'files without a suffix'} in a folder load; name the file explicitly to read it as text"
                 log.info("skipped %s: %s", file, reason)
                 if report is not None:

@@ -33,6 +33,9 @@ class ReadOptions(BaseModel):
 
     record_type: str | None = None
     csv_mode: Literal["auto", "records", "passages", "text"] = "auto"
+    #: a text, Markdown or HTML file with a longer line (or HTML paragraph) is refused: that is
+    #: machine data (minified, encoded, a dump), not prose
+    max_line_chars: int = Field(default=1_000_000, ge=1)
 
 
 class ReadContext:
@@ -147,6 +150,34 @@ def read_bytes(path: Path) -> bytes:
 def read_text(path: Path) -> Decoded:
     """Read and decode a text file (see :func:`decode_bytes`)."""
     return decode_bytes(read_bytes(path), path)
+
+
+def longest_line(text: str) -> tuple[int, int]:
+    """``(length, 1-based line number)`` of the longest line of ``text``."""
+    best, best_line, start, number = 0, 1, 0, 1
+    while True:
+        end = text.find("\n", start)
+        stop = len(text) if end < 0 else end
+        if stop - start > best:
+            best, best_line = stop - start, number
+        if end < 0:
+            return best, best_line
+        start, number = end + 1, number + 1
+
+
+def check_line_length(path: Path, text: str, ctx: ReadContext) -> None:
+    """Refuse prose formats whose text holds a line longer than ``max_line_chars``."""
+    limit = ctx.options.max_line_chars
+    if len(text) <= limit:
+        return
+    length, line = longest_line(text)
+    if length > limit:
+        raise ReadError(
+            path,
+            f"has a line of {length:,} characters without a line break (line {line}; the limit is "
+            f"{limit:,}): that is machine data, not prose; break it into lines and paragraphs, or "
+            "load data as .json/.jsonl/.csv",
+        )
 
 
 def sha256_text(*parts: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from kag_neo4j.builder.records import SourceDocument
 from kag_neo4j.errors import ReadError
 
-from .common import ReadContext, clean_text, encoding_metadata, make_document, read_text
+from .common import ReadContext, check_line_length, clean_text, encoding_metadata, make_document, read_text
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "nav", "footer", "iframe", "object"})
 _BLOCK = frozenset(
@@ -140,6 +140,7 @@ def html_to_text(markup: str) -> tuple[str, str]:
 def read_html_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
     decoded = read_text(path)
     title, text = html_to_text(decoded.text)
+    check_line_length(path, text, ctx)
     if not text:
         raise ReadError(path, "has no visible text (only markup or scripts); leave it out of the load")
     if not title:

@@ -8,9 +8,9 @@ from pathlib import Path
 from kag_neo4j.builder.records import SourceDocument
 from kag_neo4j.errors import ReadError
 
-from .common import ReadContext, clean_text, encoding_metadata, make_document, read_text
+from .common import ReadContext, check_line_length, clean_text, encoding_metadata, make_document, read_text
 
-_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)(?:\n|\Z)", re.DOTALL)
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -35,6 +35,7 @@ def markdown_title(text: str) -> str | None:
 
 def read_markdown_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
     decoded = read_text(path)
+    check_line_length(path, decoded.text, ctx)
     front, body = split_front_matter(clean_text(decoded.text))
     body = body.strip()
     if not body:

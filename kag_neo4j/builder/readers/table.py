@@ -43,7 +43,7 @@ def read_rows(path: Path, ctx: ReadContext) -> tuple[list[dict[str, str]], dict[
     decoded = read_text(path)
     text = decoded.text
     dialect = _dialect(text[:8192], path)
-    reader = csv.reader(io.StringIO(text), dialect)
+    reader = csv.reader(io.StringIO(text), dialect, strict=True)  # an unclosed quote must not swallow rows
     try:
         header = next(reader)
     except StopIteration as exc:  # pragma: no cover - read_text rejects empty files

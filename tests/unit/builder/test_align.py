@@ -380,3 +380,19 @@ def test_semantic_type_property_is_not_reported_as_reserved() -> None:
     assert aligned.issues == []
     [event] = aligned.events.values()
     assert event.event_type == "Disaster" and event.properties == {}
+
+
+def test_relationship_types_kag_neo4j_uses_itself_stay_open_facts() -> None:
+    from kag_neo4j.builder.align import relationship_type
+
+    assert [relationship_type(name) for name in ("CITES", "cites", "part_of", "Related", "ＣＩＴＥＳ")] == [None] * 5
+    assert relationship_type("worksFor") == "worksFor"
+
+
+def test_look_alike_property_keys_are_dropped_and_reported() -> None:
+    from kag_neo4j.builder.align import clean_properties
+
+    issues: list[str] = []
+    kept = clean_properties({"Ｃｈｕｎｋ": 1, "Сhunk": 2, "Area²": 3, "born": "1839", "x`y": 4}, issues, "c1")
+    assert kept == {"born": "1839"}
+    assert len(issues) == 4

@@ -115,5 +115,25 @@ def test_statements_run_nodes_before_edges() -> None:
     assert order[0].startswith("// Documents")
     assert order.index(next(o for o in order if o.startswith("// Entities"))) < order.index(
         next(o for o in order if o.startswith("// Chunks")))
-    assert any("SET e:Person" in s for s in tx.statements)
+    assert any("SET e:`Person`" in s for s in tx.statements)
     assert tx.statements[-1].splitlines()[0].startswith("// Checkpoint")
+
+
+@pytest.mark.parametrize("label", ["Chunk", "Document", "KagRun", "chunk"])
+def test_kag_neo4j_labels_are_never_set_on_entities(label: str) -> None:
+    doc = aligned("a", 1)
+    doc.entities["entity:x"].labels = ("Person", label)
+    tx = RecordingTx()
+    with pytest.raises(InvalidIdentifierError, match="kag-neo4j's own"):
+        write_rows(tx, SliceRows(next(iter(slices([doc], 10)))))  # type: ignore[arg-type]
+    assert not any(f":`{label}`" in statement for statement in tx.statements)
+
+
+@pytest.mark.parametrize("rel_type", ["CITES", "MENTIONED_IN", "part_of"])
+def test_kag_neo4j_relationship_types_are_never_facts(rel_type: str) -> None:
+    doc = aligned("a", 1)
+    doc.facts[0].rel_type = rel_type
+    tx = RecordingTx()
+    with pytest.raises(InvalidIdentifierError, match="kag-neo4j's own"):
+        write_rows(tx, SliceRows(next(iter(slices([doc], 10)))))  # type: ignore[arg-type]
+    assert not any(f":`{rel_type}`" in statement for statement in tx.statements)

@@ -97,3 +97,36 @@ def test_statements_for_an_unvalidated_model_are_refused() -> None:
     schema = ResolvedSchema.model_construct(namespace="D", source="x", types=(evil,), warnings=())
     with pytest.raises(InvalidIdentifierError):
         schema_statements(schema, None)
+
+
+@pytest.mark.parametrize("predicate", ["CITES", "cites", "Part_Of", "ＲＥＬＡＴＥＤ", "mentioned_in"])
+def test_predicates_that_kag_neo4j_uses_itself_are_refused_in_any_case(predicate: str) -> None:
+    text = f"namespace D\nA: EntityType\n  relations:\n    {predicate}: A\n"
+    with pytest.raises(SchemaFileError, match="not used by kag-neo4j itself|look"):
+        validate_schema(parse_schema(text, source="evil.schema"))
+
+
+@pytest.mark.parametrize(("name", "label"), [("Chunk", "SpgChunk"), ("chunk", "Spgchunk"), ("DOCUMENT", "SpgDOCUMENT"),
+                                             ("KagRun", "SpgKagRun"), ("SchemaThing", "SpgSchemaThing"),
+                                             ("Kagura", "Kagura")])
+def test_types_named_like_kag_neo4j_labels_get_the_prefix(name: str, label: str) -> None:
+    schema = validate_schema(parse_schema(f"namespace D\n{name}: EntityType\n"))
+    assert schema.get_type(name).label == label
+
+
+@pytest.mark.parametrize("name", ["Ｃｈｕｎｋ", "Сhunk", "Dοcument", "Area²"])
+def test_look_alike_type_and_predicate_names_are_refused(name: str) -> None:
+    for text in (f"namespace D\n{name}: EntityType\n", f"namespace D\nA: EntityType\n  relations:\n    {name}: A\n",
+                 f"namespace D\nA: EntityType\n  properties:\n    {name}: Text\n"):
+        with pytest.raises(SchemaFileError, match="look-alike|look alike"):
+            validate_schema(parse_schema(text, source="evil.schema"))
+
+
+def test_resolved_models_refuse_kag_neo4j_labels_and_relationship_types() -> None:
+    from kag_neo4j.schema.models import ResolvedRelation
+
+    for label in ("Chunk", "document", "KagRun"):
+        with pytest.raises(ValidationError, match="reserved"):
+            ResolvedType(name="A", label=label, labels=(label,), kind=TypeKind.ENTITY)
+    with pytest.raises(ValidationError, match="uses itself"):
+        ResolvedRelation(name="CITES", source="A", target="A")

@@ -224,3 +224,24 @@ def test_schema_consistency_errors() -> None:
         SimpleSchema.build(["Person"], [("worksFor", "Person", "Company")])
     with pytest.raises(SchemaError, match="undeclared type"):
         SimpleSchema.build(["Person"], [], parents={"Person": "Agent"})
+
+
+@pytest.mark.parametrize("name", ["Chunk", "Document", "KagRun", "chunk", "SchemaType"])
+def test_a_schema_of_plans_may_not_name_kag_neo4j_labels(name: str) -> None:
+    with pytest.raises(InvalidIdentifierError, match="kag-neo4j uses"):
+        SimpleSchema.build(["Person", name], [])
+
+    class Loose:
+        type_names = ["Person", name]
+        predicates: dict[str, PredicateSpec] = {}
+        synonyms: dict[str, str] = {}
+
+    plan = parse_plan("Step1: q\nAction1: Retrieval(s=s1:Person, p=p1, o=o1)\nAction2: Output(o1)")
+    with pytest.raises(InvalidIdentifierError, match="kag-neo4j uses"):
+        validate_plan(plan, Loose())
+
+
+def test_plan_types_naming_kag_neo4j_labels_become_the_generic_type() -> None:
+    plan = parse_plan("Step1: q\nAction1: Retrieval(s=s1:Chunk[`x`], p=p1:CITES, o=o1:KagRun)\nAction2: Output(o1)")
+    op = retrieval(validate_plan(plan, SCHEMA).plan, 1)
+    assert (op.s.type, op.p.type, op.o.type) == ("Entity", None, "Entity")

@@ -1,0 +1,3 @@
+// A MATCH … RETURN query of a rule file, read-only.
+{{ body }}
+RETURN {{ returns | join(', ') }}
