@@ -181,7 +181,7 @@ def _exit_after_kill(child: subprocess.Popen[str], retry: float) -> tuple[bool, 
 
 
 def _complete(uri: str) -> int:
-    with Database(Connection(uri, "neo4j", None, retry_seconds=0)) as db:
+    with Database(Connection(uri, "neo4j", server.instance_auth(load_settings()), retry_seconds=0)) as db:
         return int(db.read("MATCH (d:Document {status: 'complete'}) RETURN count(d) AS n")[0]["n"])
 
 
@@ -220,14 +220,14 @@ def main() -> int:
         load = [CLI, "load", str(data), "--mode", "light", "--batch-size", "25", "--no-cache", "--json"]
 
         # 1. the clean load
-        with Database(Connection(uri, "neo4j", None)) as db:
+        with Database(Connection(uri, "neo4j", server.instance_auth(load_settings()))) as db:
             claim_database(db, reason="benchmarks/faults_dbloss.py", allow_data=True)
             reset_database(db)
         code, out, err, seconds = _run(load, env, 900)
         if code != 0:
             print(err[-3000:], file=sys.stderr)
             return 1
-        with Database(Connection(uri, "neo4j", None)) as db:
+        with Database(Connection(uri, "neo4j", server.instance_auth(load_settings()))) as db:
             clean = dump(db, ignore=IGNORE)
             clean_order = _load_order(db)
             reset_database(db)
@@ -260,7 +260,7 @@ def main() -> int:
         rows.append(("`kag-neo4j server start`", f"exit {code}, {seconds:.1f} s"))
         code, out, err, seconds = _run(load, env, 900)
         summary = json.loads(out) if code == 0 else {}
-        with Database(Connection(server.read_state(settings).uri, "neo4j", None)) as db:  # type: ignore[union-attr]
+        with Database(Connection(server.read_state(settings).uri, "neo4j", server.instance_auth(settings))) as db:  # type: ignore[union-attr]
             resumed = dump(db, ignore=IGNORE)
             resumed_order = _load_order(db)
         differences = diff(clean, resumed)
@@ -305,7 +305,7 @@ def main() -> int:
         # 5. back to a running, empty server
         code, _, err, seconds = _run([CLI, "server", "start"], env, 600)
         rows.append(("`kag-neo4j server start`", f"exit {code}, {seconds:.1f} s"))
-        with Database(Connection(server.read_state(settings).uri, "neo4j", None)) as db:  # type: ignore[union-attr]
+        with Database(Connection(server.read_state(settings).uri, "neo4j", server.instance_auth(settings))) as db:  # type: ignore[union-attr]
             reset_database(db)
 
     print(f"Database loss: {len(passages)} MuSiQue passages, light mode, {args.embedder} embedder, "

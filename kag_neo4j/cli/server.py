@@ -1,4 +1,4 @@
-"""`kag-neo4j server start | stop | status | logs`: the local Neo4j + GDS + APOC."""
+"""`kag-neo4j server start | stop | status | uri | password | logs`: the local Neo4j + GDS + APOC."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kag_neo4j.cli.common import console, reports_errors, settings_from
+from kag_neo4j.config import Settings
 from kag_neo4j.store import server as local_server
 from kag_neo4j.store.provision import is_provisioned
 
@@ -25,6 +26,7 @@ def start(ctx: typer.Context) -> None:
     current = local_server.status(settings)
     if current.running and current.state:
         console.print(f"already running on [bold]{current.state.uri}[/] (pid {current.state.pid})")
+        _print_auth(settings)
         return
     if current.state is not None:
         console.print(f"[yellow]{current.note}[/]")
@@ -45,11 +47,22 @@ def start(ctx: typer.Context) -> None:
             progress.update(task, description=f"waiting for Bolt ({seconds:.0f} s)")
 
         state, _ = local_server.start(settings, on_download=on_download, on_wait=on_wait)
-    versions = local_server.check_plugins(state.uri)
+    versions = local_server.check_plugins(state.uri, local_server.instance_auth(settings))
     console.print(
         f"Neo4j {versions['neo4j']} with GDS {versions['gds']} and APOC {versions['apoc']} running on "
         f"[bold]{state.uri}[/] (pid {state.pid}) in {time.monotonic() - began:.1f} s"
     )
+    _print_auth(settings)
+
+
+def _print_auth(settings: Settings) -> None:
+    """Whether the running instance has authentication on (never the password itself)."""
+    if local_server.credentials(settings) is None:
+        console.print("[yellow]authentication is off: this server was started before kag-neo4j turned it on; "
+                      "restart it (`kag-neo4j server stop`, then `start`) to give it a password[/]")
+    else:
+        console.print(f"authentication on: user neo4j, password kept in {local_server.credentials_path(settings)} "
+                      "(`kag-neo4j server password` prints it; kag-neo4j commands need no configuration)")
 
 
 @app.command()
@@ -67,8 +80,10 @@ def status(ctx: typer.Context) -> None:
     current = local_server.status(settings)
     console.print(current.note)
     if current.running and current.state:
-        versions = local_server.check_plugins(current.state.uri)
+        auth = local_server.instance_auth(settings)
+        versions = local_server.check_plugins(current.state.uri, auth)
         console.print(f"Neo4j {versions['neo4j']}, GDS {versions['gds']}, APOC {versions['apoc']}; data in {current.state.instance}")
+        _print_auth(settings)
     else:
         raise typer.Exit(3)
 
@@ -82,6 +97,24 @@ def uri(ctx: typer.Context) -> None:
         console.print("the local server is not running; start it with `kag-neo4j server start`")
         raise typer.Exit(3)
     typer.echo(state.uri)
+
+
+@app.command()
+@reports_errors
+def password(ctx: typer.Context) -> None:
+    """Print the password of the local server's neo4j user (kept owner-only in its instance directory).
+
+    kag-neo4j itself needs no password configured; this is for other clients (cypher-shell, Browser,
+    drivers): NEO4J_PASSWORD=$(kag-neo4j server password).
+    """
+    settings = settings_from(ctx)
+    found = local_server.credentials(settings)
+    if found is None:
+        console.print(
+            f"the local server {settings.server_name!r} has no password yet: `kag-neo4j server start` creates one"
+        )
+        raise typer.Exit(3)
+    typer.echo(found.password.get_secret_value())
 
 
 @app.command()

@@ -66,20 +66,27 @@ class Connection:
 
 
 def connection_for(settings: Settings) -> Connection:
-    """The connection named by the settings, or the local server's when none is configured."""
+    """The connection named by the settings, or the local server's when none is configured.
+
+    The local server's password comes from its instance (``kag-neo4j server password`` prints it);
+    it is also used when ``NEO4J_URI`` names a running local instance and no password is set.
+    """
+    from kag_neo4j.store import server  # the local server: its recorded port and password
+
     if settings.neo4j_uri:
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
-        auth = (settings.neo4j_username, password) if password is not None else None
+        if password is not None:
+            auth: tuple[str, str] | None = (settings.neo4j_username, password)
+        else:
+            auth = server.auth_for_uri(settings, settings.neo4j_uri)
         return Connection(settings.neo4j_uri, settings.neo4j_database, auth, settings.neo4j_retry_seconds)
-    from kag_neo4j.store.server import read_state  # local server: its recorded port
-
-    state = read_state(settings)
+    state = server.read_state(settings)
     if state is None:
         raise Neo4jUnavailableError(
             "no Neo4j is configured (NEO4J_URI is not set) and the local server is not running; "
             "start it with `kag-neo4j server start`, or set NEO4J_URI to your Neo4j / Aura"
         )
-    return Connection(state.uri, settings.neo4j_database, None, settings.neo4j_retry_seconds)
+    return Connection(state.uri, settings.neo4j_database, server.instance_auth(settings), settings.neo4j_retry_seconds)
 
 
 def _reason(exc: BaseException) -> str:
@@ -141,7 +148,8 @@ class Database:
         except AuthError as exc:
             self.close()
             raise Neo4jUnavailableError(
-                f"Neo4j at {self.connection.uri} refused the credentials: set NEO4J_USERNAME / NEO4J_PASSWORD"
+                f"Neo4j at {self.connection.uri} refused the credentials: set NEO4J_USERNAME / NEO4J_PASSWORD "
+                "(for a local kag-neo4j server, `kag-neo4j server password` prints its password)"
             ) from exc
         except (ServiceUnavailable, OSError, ValueError) as exc:
             self.close()

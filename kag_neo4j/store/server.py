@@ -1,7 +1,10 @@
 """The local Neo4j server: start, stop, status and logs, with its state recorded on disk.
 
-The instance lives in ``KAG_HOME/server/instance`` (conf, data, logs, run). ``state.json`` beside
-it records the pid and Bolt port of a running server, so every other command finds it.
+An instance lives in ``KAG_HOME/server/instances/<name>`` (conf, data, logs, run; owner-only).
+``state.json`` there records the pid and Bolt port of a running server, so every other command
+finds it; ``credentials.json`` (0600, :mod:`kag_neo4j.store.credentials`) holds the password of
+its ``neo4j`` user. The server listens on loopback only, with authentication on, and loads only
+the GDS and APOC procedures kag-neo4j calls (:mod:`kag_neo4j.store.allowlist`).
 """
 
 from __future__ import annotations
@@ -15,9 +18,20 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import ServerError
+from kag_neo4j.store import allowlist
+from kag_neo4j.store.credentials import (
+    Credentials,
+    create_credentials,
+    credentials_file,
+    load_credentials,
+    secure_directory,
+    set_initial_password,
+    write_private,
+)
 from kag_neo4j.store.java import find_java
 from kag_neo4j.store.provision import Runtime, provision
 
@@ -57,9 +71,13 @@ class ServerStatus:
     note: str = ""
 
 
+def _instances_root(settings: Settings) -> Path:
+    return settings.home / "server" / "instances"
+
+
 def instance_dir(settings: Settings) -> Path:
     """One server instance (conf, data, logs) per KAG_SERVER_NAME; all share the runtime jars."""
-    return settings.home / "server" / "instances" / settings.server_name
+    return _instances_root(settings) / settings.server_name
 
 
 def _state_file(settings: Settings) -> Path:
@@ -71,7 +89,10 @@ def console_log(settings: Settings) -> Path:
 
 
 def _load_state(settings: Settings) -> ServerState | None:
-    path = _state_file(settings)
+    return _load_state_file(_state_file(settings))
+
+
+def _load_state_file(path: Path) -> ServerState | None:
     if not path.exists():
         return None
     try:
@@ -107,6 +128,52 @@ def read_state(settings: Settings) -> ServerState | None:
     return state
 
 
+def credentials(settings: Settings) -> Credentials | None:
+    """The password of the instance's ``neo4j`` user (None: an instance that never ran with auth)."""
+    return load_credentials(instance_dir(settings))
+
+
+def credentials_path(settings: Settings) -> Path:
+    return credentials_file(instance_dir(settings))
+
+
+def instance_auth(settings: Settings) -> tuple[str, str] | None:
+    """What a driver authenticates to the settings' local instance with."""
+    found = credentials(settings)
+    return found.auth if found is not None else None
+
+
+def _loopback_port(uri: str) -> int | None:
+    """The port of a plain ``bolt://`` / ``neo4j://`` URI on this machine's loopback, else None."""
+    parsed = urlsplit(uri)
+    if parsed.scheme not in ("bolt", "neo4j") or parsed.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    try:
+        return parsed.port or 7687
+    except ValueError:
+        return None
+
+
+def auth_for_uri(settings: Settings, uri: str) -> tuple[str, str] | None:
+    """The credentials of the running local instance that serves ``uri`` (any instance name), or None.
+
+    This is what keeps ``export NEO4J_URI=$(kag-neo4j server uri)`` working without a password.
+    """
+    port = _loopback_port(uri)
+    root = _instances_root(settings)
+    if port is None or not root.is_dir():
+        return None
+    for instance in sorted(root.iterdir()):
+        try:
+            state = _load_state_file(instance / "state.json")
+        except ServerError:
+            continue  # an unreadable record of another instance is not this URI's server
+        if state is not None and state.port == port and _pid_is_our_server(state.pid, state.instance):
+            found = load_credentials(instance)
+            return found.auth if found is not None else None
+    return None
+
+
 def status(settings: Settings) -> ServerStatus:
     state = _load_state(settings)
     if state is None:
@@ -138,7 +205,7 @@ def _choose_port(preferred: int) -> int:
 def _write_config(instance: Path, runtime: Runtime, port: int, settings: Settings) -> Path:
     conf = instance / "conf"
     for sub in ("conf", "data", "logs", "run", "import"):
-        (instance / sub).mkdir(parents=True, exist_ok=True)
+        secure_directory(instance / sub)
     lines = [
         "# Written by kag-neo4j on every start; edits are overwritten.",
         f"server.directories.data={instance / 'data'}",
@@ -151,8 +218,9 @@ def _write_config(instance: Path, runtime: Runtime, port: int, settings: Setting
         f"server.bolt.listen_address=127.0.0.1:{port}",
         "server.http.enabled=false",
         "server.https.enabled=false",
-        "dbms.security.auth_enabled=false",
-        "dbms.security.procedures.unrestricted=gds.*,apoc.*",
+        "dbms.security.auth_enabled=true",
+        f"dbms.security.procedures.allowlist={allowlist.setting_value()}",
+        f"dbms.security.procedures.unrestricted={allowlist.setting_value()}",
         f"server.memory.pagecache.size={settings.server_pagecache}",
         "db.tx_log.rotation.retention_policy=100M size",
         "dbms.usage_report.enabled=false",
@@ -173,28 +241,66 @@ def _useful_log_lines(settings: Settings, limit: int = 25) -> str:
     return "\n".join(chosen)
 
 
-def _ping(uri: str) -> bool:
+def _ping(uri: str, auth: tuple[str, str]) -> bool:
+    """True when the default database answers; raises ``neo4j.exceptions.AuthError`` on a refused password."""
     import neo4j
+    from neo4j.exceptions import AuthError
 
     try:
-        with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=3) as driver:
+        with neo4j.GraphDatabase.driver(uri, auth=auth, connection_timeout=3) as driver:
             with driver.session() as session:  # the default database is online, not just Bolt
                 session.run("RETURN 1").consume()
         return True
-    except Exception:  # noqa: BLE001 - any failure means "not ready yet"
+    except AuthError:
+        raise
+    except Exception:  # noqa: BLE001 - any other failure means "not ready yet"
         return False
 
 
-def check_plugins(uri: str) -> dict[str, str]:
+def check_plugins(uri: str, auth: tuple[str, str] | None) -> dict[str, str]:
     """Versions of Neo4j, GDS and APOC as the server reports them (raises when one is missing)."""
     import neo4j
 
-    with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
-        record = driver.execute_query(
-            "CALL dbms.components() YIELD versions "
-            "RETURN versions[0] AS neo4j, gds.version() AS gds, apoc.version() AS apoc"
-        ).records[0]
+    from kag_neo4j.store import cypher
+
+    with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
+        record = driver.execute_query(cypher.query("store/plugin_versions")).records[0]
     return {"neo4j": record["neo4j"], "gds": record["gds"], "apoc": record["apoc"]}
+
+
+def _password_refused(settings: Settings, instance: Path, migrated: bool) -> ServerError:
+    path = credentials_file(instance)
+    why = (
+        "this instance was created before kag-neo4j turned authentication on, and its neo4j user's "
+        "password was changed since, so the generated one could not be set"
+        if migrated else "the instance's neo4j user has another password than the one kept there"
+    )
+    return ServerError(
+        f"the local server {settings.server_name!r} refused the password in {path}: {why}. Put that "
+        f'user\'s password into {path} ({{"username": "neo4j", "password": "..."}}, mode 0600), '
+        f"or move {instance / 'data'} away to start this instance empty with a new password."
+    )
+
+
+def _ensure_password(java: Path, runtime: Runtime, instance: Path, conf: Path) -> tuple[Credentials, bool]:
+    """The instance's credentials, set as the neo4j user's password when Neo4j has not got it yet.
+
+    Returns (credentials, migrated): migrated is True for an instance that has data but no
+    password yet (it was created before authentication was on).
+    """
+    initialized = (instance / "data" / "databases" / "system").exists()
+    known = load_credentials(instance)
+    created = known is None
+    if known is None:
+        known = create_credentials(instance)
+    if created or not initialized:  # a first start, an instance from before auth, or its data removed
+        try:
+            set_initial_password(java, runtime, instance, conf, known)
+        except ServerError:
+            if created:
+                credentials_file(instance).unlink(missing_ok=True)
+            raise
+    return known, created and initialized
 
 
 def start(
@@ -204,15 +310,19 @@ def start(
     on_wait: Callable[[float], None] | None = None,
 ) -> tuple[ServerState, bool]:
     """Start the local server (provisioning it first); returns (state, started_now)."""
+    from neo4j.exceptions import AuthError
+
     current = status(settings)
     if current.running and current.state is not None:
         return current.state, False
     runtime = provision(settings, on_download)
     java = find_java(settings.java_home)
     instance = instance_dir(settings)
+    secure_directory(instance)
     lock = instance / "data" / "databases" / "store_lock"
     port = _choose_port(settings.server_port)
     conf = _write_config(instance, runtime, port, settings)
+    known, migrated = _ensure_password(java, runtime, instance, conf)
     log = console_log(settings)
     log.parent.mkdir(parents=True, exist_ok=True)
     command = [
@@ -231,8 +341,7 @@ def start(
         pid=proc.pid, port=port, instance=str(instance), neo4j_version=runtime.neo4j_version,
         gds_version=runtime.gds_version, apoc_version=runtime.apoc_version, started_at=time.time(),
     )
-    _state_file(settings).parent.mkdir(parents=True, exist_ok=True)
-    _state_file(settings).write_text(json.dumps(asdict(state)), encoding="utf-8")
+    write_private(_state_file(settings), json.dumps(asdict(state)))
     began = time.monotonic()
     while True:
         waited = time.monotonic() - began
@@ -248,8 +357,13 @@ def start(
                 f"Neo4j exited with code {code} during start-up. Useful lines of {log}:\n"
                 + _useful_log_lines(settings) + hint
             )
-        if _ping(state.uri):
-            break
+        try:
+            if _ping(state.uri, known.auth):
+                break
+        except AuthError as exc:
+            _terminate(proc.pid, 30)
+            _state_file(settings).unlink(missing_ok=True)
+            raise _password_refused(settings, instance, migrated) from exc
         if waited > settings.server_start_timeout:
             _terminate(proc.pid, 30)
             _state_file(settings).unlink(missing_ok=True)
@@ -261,7 +375,7 @@ def start(
             on_wait(waited)
         time.sleep(0.5)
     try:
-        check_plugins(state.uri)
+        check_plugins(state.uri, known.auth)
     except Exception as exc:
         raise ServerError(
             f"Neo4j started on {state.uri} but GDS/APOC do not answer ({exc}). Log:\n" + _useful_log_lines(settings)

@@ -1,7 +1,8 @@
 """A real Neo4j with GDS and APOC for every integration test, one server per test session.
 
 Where it comes from, in order: ``KAG_TEST_NEO4J_URI`` when set (with ``KAG_TEST_NEO4J_USERNAME``,
-``KAG_TEST_NEO4J_PASSWORD``, ``KAG_TEST_NEO4J_DATABASE``); else a testcontainers
+``KAG_TEST_NEO4J_PASSWORD``, ``KAG_TEST_NEO4J_DATABASE``; without a password, a running local
+kag-neo4j instance at that URI lends its own); else a testcontainers
 ``Neo4jContainer`` when a Docker engine answers; else kag-neo4j's own local launcher, in a
 server instance named ``pytest`` (started here and stopped at the end of the session).
 ``NEO4J_URI`` and ``kag.toml`` are never used: they name the user's own database.
@@ -43,10 +44,14 @@ def _docker_available() -> bool:
 
 @pytest.fixture(scope="session")
 def neo4j_connection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connection]:
+    from kag_neo4j.store import server
+
     uri = os.environ.get("KAG_TEST_NEO4J_URI")
     if uri:
         password = os.environ.get("KAG_TEST_NEO4J_PASSWORD")
         auth = (os.environ.get("KAG_TEST_NEO4J_USERNAME") or "neo4j", password) if password else None
+        if auth is None:  # KAG_TEST_NEO4J_URI=$(kag-neo4j server uri): the local instance's own password
+            auth = server.auth_for_uri(Settings(neo4j_uri=None), uri)
         yield Connection(uri, os.environ.get("KAG_TEST_NEO4J_DATABASE") or "neo4j", auth)
         return
     _OWNED_SERVER.append(True)  # started below for this session: its data is the tests' own
@@ -61,12 +66,10 @@ def neo4j_connection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conne
         with container:
             yield Connection(container.get_connection_url(), "neo4j", ("neo4j", "kag-test-password"))
         return
-    from kag_neo4j.store import server
-
     local = Settings(server_name="pytest", neo4j_uri=None)
     state, started = server.start(local)
     try:
-        yield Connection(state.uri, "neo4j", None)
+        yield Connection(state.uri, "neo4j", server.instance_auth(local))
     finally:
         if started and not os.environ.get("KAG_TEST_KEEP_SERVER"):
             server.stop(local)

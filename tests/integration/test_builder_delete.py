@@ -17,6 +17,7 @@ from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.reset import reset_database
 from tests.integration.builder_support import capitalised_extractor, snapshot
+from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "builder"
@@ -130,7 +131,7 @@ def test_delete_command(db: Database, test_settings: Settings, monkeypatch: pyte
     _load(db, test_settings, list(DOCS))
     app = typer.Typer()
     register(app)
-    monkeypatch.setenv("NEO4J_URI", test_settings.neo4j_uri or "")
+    set_connection_env(monkeypatch, db.connection)
     runner = CliRunner()
     result = runner.invoke(app, ["delete", "c"])
     assert result.exit_code == 0, result.output

@@ -13,6 +13,7 @@ from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.store.database import Database
 from tests.integration.builder_support import capitalised_extractor, snapshot
+from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "builder"
@@ -112,7 +113,7 @@ def test_changed_document_replaces_exactly_its_facts(
     assert snapshot(db) == after_update
 
 
-def test_load_command_light_mode(db: Database, test_settings: Settings, monkeypatch: pytest.MonkeyPatch,
+def test_load_command_light_mode(db: Database, monkeypatch: pytest.MonkeyPatch,
                                  tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
@@ -121,7 +122,7 @@ def test_load_command_light_mode(db: Database, test_settings: Settings, monkeypa
 
     app = typer.Typer()
     register(app)
-    monkeypatch.setenv("NEO4J_URI", test_settings.neo4j_uri or "")
+    set_connection_env(monkeypatch, db.connection)
     monkeypatch.setenv("KAG_EMBEDDER", "hashing")
     monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
     monkeypatch.setenv("KAG_HOME", str(tmp_path))

@@ -19,6 +19,7 @@ from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.reset import reset_database
 from tests.integration.builder_support import capitalised_extractor, snapshot
+from tests.integration.cli_env import subprocess_env
 from tests.integration.conftest import TEST_DIMENSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "builder"
@@ -95,7 +96,7 @@ def test_documents_are_not_marked_complete_before_their_last_chunk(db: Database,
 
 _CHILD = textwrap.dedent(
     """
-    import sys, time
+    import json, sys, time
     sys.path.insert(0, {repo!r})
     from kag_neo4j.builder.pipeline import LoadOptions, load
     from kag_neo4j.config import Settings
@@ -103,7 +104,7 @@ _CHILD = textwrap.dedent(
     from kag_neo4j.store.database import Database
     from tests.integration.builder_support import capitalised_extractor
 
-    settings = Settings.model_validate_json({settings!r})
+    settings = Settings(**json.loads({settings!r}))  # NEO4J_* from the environment
     paths = {paths!r}
     with Database.connect(settings) as db:
         def slow(summary):
@@ -119,11 +120,13 @@ _CHILD = textwrap.dedent(
 def test_a_killed_load_process_resumes_to_the_same_graph(
     db: Database, test_settings: Settings, uninterrupted: dict
 ) -> None:
-    child_settings = test_settings.model_copy(update={"load_lease_seconds": 3.0})  # its lease outlives it by <= 3 s
-    script = _CHILD.format(repo=str(REPO), settings=child_settings.model_dump_json(), paths=[str(p) for p in PATHS],
-                           dimension=TEST_DIMENSION)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+    # the connection travels in NEO4J_* (a dumped SecretStr would be masked), the rest as JSON;
+    # the child's lease outlives it by <= 3 s
+    child_settings = test_settings.model_copy(update={"load_lease_seconds": 3.0})
+    settings = child_settings.model_dump_json(exclude={"neo4j_uri", "neo4j_username", "neo4j_password", "neo4j_database"})
+    script = _CHILD.format(repo=str(REPO), settings=settings, paths=[str(p) for p in PATHS], dimension=TEST_DIMENSION)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=subprocess_env(db.connection) | {"PYTHONUNBUFFERED": "1"}, start_new_session=True)
     try:
         written = 0
         deadline = time.monotonic() + 120

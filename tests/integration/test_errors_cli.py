@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 from kag_neo4j.cli.common import EXIT_PARTIAL
 from kag_neo4j.cli.load import register
 from kag_neo4j.config import Settings
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, connection_for
 from tests.badfiles import write_bad_files, write_good_files
+from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
 from tests.integration.test_builder_delete import _load
 
@@ -23,7 +24,7 @@ from tests.integration.test_builder_delete import _load
 def app(test_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> typer.Typer:
     cli = typer.Typer()
     register(cli)
-    monkeypatch.setenv("NEO4J_URI", test_settings.neo4j_uri or "")
+    set_connection_env(monkeypatch, connection_for(test_settings))
     monkeypatch.setenv("KAG_EMBEDDER", "hashing")
     monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
     monkeypatch.setenv("KAG_HOME", str(tmp_path / "home"))

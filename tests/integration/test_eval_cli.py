@@ -16,7 +16,8 @@ from kag_neo4j.eval.loading import ensure_corpus_loaded
 from kag_neo4j.eval.methods import MethodContext, build_methods
 from kag_neo4j.eval.runner import run_eval
 from kag_neo4j.models.hashing import HashingEmbedder
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, connection_for
+from tests.integration.cli_env import connection_env
 from tests.integration.conftest import TEST_DIMENSION
 from tests.integration.test_eval_runner import EVAL_FIXTURES, write_light_graph
 
@@ -35,15 +36,11 @@ def _app() -> typer.Typer:
     return app
 
 
-def _env(settings: Settings) -> dict[str, str]:
-    env = {
-        "NEO4J_URI": settings.neo4j_uri or "", "NEO4J_DATABASE": settings.neo4j_database, "KAG_HOME": str(settings.home),
-        "KAG_EMBEDDER": "hashing", "KAG_EMBEDDING_DIMENSIONS": str(TEST_DIMENSION), "COLUMNS": "200",
-        "KAG_BENCHMARKS_DIR": "",
+def _env(settings: Settings) -> dict[str, str | None]:
+    return connection_env(connection_for(settings)) | {
+        "KAG_HOME": str(settings.home), "KAG_EMBEDDER": "hashing", "KAG_EMBEDDING_DIMENSIONS": str(TEST_DIMENSION),
+        "COLUMNS": "200", "KAG_BENCHMARKS_DIR": "",
     }
-    if settings.neo4j_password is not None:
-        env.update(NEO4J_USERNAME=settings.neo4j_username, NEO4J_PASSWORD=settings.neo4j_password.get_secret_value())
-    return env
 
 
 @pytest.fixture

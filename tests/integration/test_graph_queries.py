@@ -23,7 +23,7 @@ def kg(db: Database, embedder: HashingEmbedder) -> Database:
     for key, (name, label) in names.items():
         db.write(
             "CREATE (e:Entity {id: $id, name: $name, alias_text: $name, embedding: $embedding}) "
-            "WITH e CALL apoc.create.addLabels(e, [$label]) YIELD node RETURN node.id",
+            "SET e:$($label) RETURN e.id",
             id=key, name=name, label=label, embedding=embedder.embed_query(name),
         )
     db.write(

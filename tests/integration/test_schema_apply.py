@@ -13,6 +13,7 @@ from kag_neo4j.errors import IndexDimensionError, InvalidIdentifierError, Schema
 from kag_neo4j.schema import DdlAction, SchemaFileError, apply_schema, load_schema, read_schema, to_rows
 from kag_neo4j.schema.models import ResolvedRelation, ResolvedSchema, ResolvedType, TypeKind
 from kag_neo4j.store.database import Database
+from tests.integration.cli_env import connection_env
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "schemas"
 EXAMPLE = Path(__file__).resolve().parents[2] / "schema" / "CompanyFinance.schema"
@@ -38,12 +39,7 @@ def snapshot(db: Database) -> dict[str, list[str]]:
 
 
 def _cli_env(db: Database) -> dict[str, str | None]:
-    auth = db.connection.auth
-    return {
-        "NEO4J_URI": db.connection.uri,
-        "NEO4J_DATABASE": db.connection.database,
-        "NEO4J_USERNAME": auth[0] if auth else None,
-        "NEO4J_PASSWORD": auth[1] if auth else None,
+    return connection_env(db.connection) | {
         "KAG_EMBEDDER": "hashing",
         "KAG_EMBEDDING_DIMENSIONS": str(DIMENSION),
         "COLUMNS": "220",

@@ -13,7 +13,8 @@ from kag_neo4j.api import KAG
 from kag_neo4j.cli.ask import register
 from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, connection_for
+from tests.integration.cli_env import connection_env
 from tests.integration.conftest import TEST_DIMENSION
 from tests.integration.solver_fixtures import write_fixture_graph
 from tests.integration.test_solver_ask import FOUNDER_TOWN, Router
@@ -31,12 +32,8 @@ def app() -> typer.Typer:
     return app
 
 
-def _env(settings: Settings) -> dict[str, str]:
-    env = {"NEO4J_URI": settings.neo4j_uri or "", "NEO4J_DATABASE": settings.neo4j_database}
-    if settings.neo4j_password:
-        env["NEO4J_USERNAME"] = settings.neo4j_username
-        env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
-    return env
+def _env(settings: Settings) -> dict[str, str | None]:
+    return connection_env(connection_for(settings))
 
 
 def test_trace_prints_a_browser_query_that_returns_the_path(db: Database, test_settings: Settings,
