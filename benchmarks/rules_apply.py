@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = [ROOT / "tests" / "fixtures" / "schemas" / "RiskMining.schema",
          ROOT / "tests" / "fixtures" / "rules" / "kag" / "riskmining_concept.rule"]
 
-_NODES = "UNWIND $rows AS row CREATE (n:Entity {id: row.id}) SET n += row.props WITH n, row CALL apoc.create.addLabels(n, [row.label]) YIELD node RETURN count(node) AS n"
+# Neo4j 5.26 dynamic labels and types: the generated names are a fixed set in this file
+_NODES = "UNWIND $rows AS row CREATE (n:Entity {id: row.id}) SET n += row.props, n:$(row.label) RETURN count(n) AS n"
 _EDGES = ("UNWIND $rows AS row MATCH (s:Entity {id: row.s}), (o:Entity {id: row.o}) "
-          "CALL apoc.create.relationship(s, row.t, row.props, o) YIELD rel RETURN count(rel) AS n")
+          "CREATE (s)-[r:$(row.t)]->(o) SET r = row.props RETURN count(r) AS n")
 
 
 def generate(size: int, rng: random.Random) -> tuple[list[dict], list[dict]]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 #: every gds.* / apoc.* procedure or function kag-neo4j calls (sorted)
 PLUGIN_CALLS: tuple[str, ...] = (
-    "apoc.create.addLabels",  # benchmarks/rules_apply.py only (synthetic graphs with dynamic labels)
-    "apoc.create.relationship",  # benchmarks/rules_apply.py only (dynamic relationship types)
     "apoc.version",
     "gds.graph.drop",
     "gds.graph.list",
