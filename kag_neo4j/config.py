@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     apoc_version: str = "5.26.19"
     java_home: Path | None = None
 
+    # --- builder lease: one `kag-neo4j load` / `delete` at a time per database
+    load_lease_seconds: float = Field(default=60.0, ge=1)  # a killed loader blocks others at most this long
+    load_lock_wait: float = Field(default=120.0, ge=0)  # how long a second loader waits before it is refused
+
     # --- models (issue: models layer)
     llm_provider: Literal["llamacpp", "openai", "scripted"] = "llamacpp"
     llm_model: str | None = None

@@ -31,6 +31,14 @@ class MigrationError(KagError):
     """A migration file is invalid, changed after it was applied, or failed."""
 
 
+class LeaseError(KagError):
+    """A lock lease (``kag-neo4j load`` / ``delete``, ``migrate``) is held by another live process."""
+
+
+class LeaseLostError(LeaseError):
+    """This process's lease expired and another process took the lock; its transaction was rolled back."""
+
+
 class IndexDimensionError(KagError):
     """An existing vector index has another dimension than the configured embedder."""
 
@@ -47,8 +55,18 @@ class ModelUnavailableError(ModelError):
     """A model could not be found, installed or loaded (missing package, file or server)."""
 
 
+class ModelEndpointError(ModelUnavailableError):
+    """A model endpoint refuses every request: wrong key (401/403), wrong URL or model name (404),
+    nothing listening. A load stops on it (it is not a per-chunk failure); the message names the
+    endpoint and the setting to fix."""
+
+
 class TransientModelError(ModelError):
     """A model call failed for a reason that may pass (connection, rate limit, 5xx, timeout)."""
+
+
+class ModelConnectionError(TransientModelError):
+    """A model endpoint could not be reached; retried, then raised as :class:`ModelEndpointError`."""
 
 
 class ModelTimeoutError(TransientModelError):

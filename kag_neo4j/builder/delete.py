@@ -14,7 +14,10 @@ In one write transaction:
    remaining documents said (kept on their mentions; first document in load order wins, the
    writer's rule), removing property keys only the deleted document gave;
 5. delete concepts made by alignment that nothing links to any more (taxonomy concepts stay);
-6. delete the document node.
+6. delete the document node, and increment the graph version (same transaction).
+
+The transaction renews the builder lease first when it is given one (``kag-neo4j load`` passes
+its own); otherwise :func:`delete_document` takes the lease for its one delete.
 
 Every fact's endpoints are mentioned in the chunk that supports it (the aligner guarantees
 it), so step 2 finds every fact the document supports by walking from its mentions. Not
@@ -30,9 +33,12 @@ from typing import Any
 from neo4j import ManagedTransaction
 from pydantic import BaseModel
 
+from kag_neo4j.builder.lease import builder_lease
+from kag_neo4j.builder.write import mark_changed
 from kag_neo4j.errors import BuilderError
 from kag_neo4j.store.cypher import query, render
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.lease import Lease
 
 
 class DeleteReport(BaseModel):
@@ -46,6 +52,8 @@ class DeleteReport(BaseModel):
     relations_deleted: int = 0
     relations_updated: int = 0
     concepts: int = 0
+    #: the graph version the delete set (None: nothing was deleted)
+    graph_version: int | None = None
 
 
 def _single(tx: ManagedTransaction, cypher: str, **params: Any) -> dict[str, Any]:
@@ -80,8 +88,10 @@ def restored_entities(contributions: list[dict[str, Any]], doc_id: str) -> list[
     return rows
 
 
-def delete_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
+def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = None) -> DeleteReport:
     """Delete ``doc_id`` inside an open write transaction (see the module docs)."""
+    if lease is not None:
+        lease.fence(tx)
     touched = _single(tx, query("builder/delete_touched"), doc_id=doc_id)
     if not touched:
         return DeleteReport(document=doc_id, found=False)
@@ -107,19 +117,19 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
     if touched["concepts"]:
         report.concepts = int(_single(tx, query("builder/delete_concepts"), ids=touched["concepts"]).get("deleted") or 0)
     _single(tx, query("builder/delete_document"), doc_id=doc_id)
+    report.graph_version = mark_changed(tx, f"delete {doc_id}")
     return report
 
 
-def delete_document(db: Database, doc_id: str, *, bump_version: bool = True) -> DeleteReport:
-    """Delete one document and what only it supported; ``found`` is False when there is no such document."""
+def delete_document(db: Database, doc_id: str, *, lease: Lease | None = None) -> DeleteReport:
+    """Delete one document and what only it supported; ``found`` is False when there is no such
+    document. Without ``lease`` the builder lease is taken for this one delete."""
     if not doc_id or not doc_id.strip():
         raise BuilderError("give the id of the document to delete (see `kag-neo4j load` output or :Document.id)")
-    report = db.write_tx(lambda tx: delete_in_tx(tx, doc_id))
-    if report.found and bump_version:
-        from kag_neo4j.builder.write import bump_graph_version
-
-        bump_graph_version(db, f"delete {doc_id}")
-    return report
+    if lease is None:
+        with builder_lease(db, "`kag-neo4j delete`") as own:
+            return db.write_tx(lambda tx: delete_in_tx(tx, doc_id, lease=own))
+    return db.write_tx(lambda tx: delete_in_tx(tx, doc_id, lease=lease))
 
 
 def similar_document_ids(db: Database, text: str) -> list[str]:

@@ -4,23 +4,36 @@
     summary = load(["corpus.json"], db, settings, LoadOptions(mode="light"))
     print(summary.documents_loaded, summary.merged, summary.chunks_per_second)
 
-How a load proceeds, per group of documents (in input order):
+How a load proceeds, under the builder lease (:mod:`kag_neo4j.builder.lease`: one load or
+delete at a time; a second one waits, then is refused), per group of documents (in input order):
 
 1. **Skip / replace / resume.** The stored ``Document.sha256`` and ``status`` are read. A
    complete document with the same hash is skipped (no extraction, no model call). A document
    whose hash changed, or whose previous load did not finish (``status = 'loading'``), is
-   deleted first (:mod:`kag_neo4j.builder.delete`: exactly its support) and loaded again.
+   loaded again and replaces the stored version - but only after its new version exists:
 2. **Split, extract, normalise** (the extractor of ``mode``; ``light`` needs no LLM), then the
-   taxonomy's concept names found in each chunk are added as entities.
-3. **Align** each document, **resolve** the group against the graph (exact ids, aliases,
+   taxonomy's concept names found in each chunk are added as entities. Nothing is written
+   yet, so a model endpoint that refuses every call (wrong key, URL or model, nothing
+   listening: :class:`~kag_neo4j.errors.ModelEndpointError`) stops the load with every stored
+   document intact. A changed document some of whose chunks failed keeps its complete old
+   version (``documents_kept``; a re-run retries).
+3. **Replace:** the texts to embed are embedded (an embedder failure also stops here), then the
+   stored versions are deleted (:mod:`kag_neo4j.builder.delete`, one transaction each).
+4. **Align** each document, **resolve** the group against the graph (exact ids, aliases,
    embeddings), **vectorise** chunks, new entities and concepts (cached).
-4. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
+5. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
    the transaction that writes its last chunk, so a crash or Ctrl-C loses at most the
    transaction in flight and a re-run redoes exactly the unfinished documents.
 
-At the end the graph version (``(:KagMeta {key: 'graph'}).version``) is bumped when anything
-changed, and a :class:`LoadSummary` reports documents, chunks, entities, relations, merges,
-model calls, tokens and seconds.
+``Document.status`` is ``'loading'`` from the first transaction that writes a version of the
+document until the transaction that writes its last chunk sets ``'complete'`` (a document
+with failed chunks stays ``'loading'``); retrieval shows only complete documents. A crash
+between step 3 and 5 leaves a replaced document absent (not half-written) until the re-run.
+
+Every transaction that changes the knowledge graph - writes, deletes, the taxonomy - increments
+the graph version (``(:KagMeta {key: 'graph'}).version``) itself, so a GDS projection named
+after an older version is never reused after a crash. A :class:`LoadSummary` reports documents,
+chunks, entities, relations, merges, model calls, tokens and seconds.
 """
 
 from __future__ import annotations
@@ -39,12 +52,12 @@ from kag_neo4j.builder.align import Aligner, GraphLookup, Resolver
 from kag_neo4j.builder.aligned import AlignedDocument
 from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
 from kag_neo4j.builder.delete import delete_document
+from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
 from kag_neo4j.builder.write import (
     GraphWriter,
     WriteStats,
-    bump_graph_version,
     graph_counts,
 )
 from kag_neo4j.config import Settings
@@ -107,6 +120,8 @@ class LoadSummary(BaseModel):
     documents_replaced: int = 0
     documents_resumed: int = 0
     documents_incomplete: int = 0
+    #: changed documents whose new version had extraction failures: the stored version was kept
+    documents_kept: int = 0
     chunks: int = 0
     entity_mentions: int = 0
     entities_new: int = 0
@@ -170,6 +185,8 @@ class LoadSummary(BaseModel):
             rows.insert(1, ("taxonomy", f"{self.taxonomy_concepts} concepts"))
         if self.extraction_failures:
             failed = f"{self.extraction_failures} chunks (their documents stay incomplete; re-run to retry)"
+            if self.documents_kept:
+                failed += f"; {self.documents_kept} changed documents keep their previous version"
             rows.append(("extraction failures", failed))
         if self.read_failures:
             rows.append(("unreadable files", str(len(self.read_failures))))
@@ -321,7 +338,9 @@ class Pipeline:
         self.vectoriser = Vectoriser(embedder, cache)
         self.aligner = Aligner(options.spg_schema, options.taxonomy, concept_links_from_types=options.mode != "light")
         self.resolver = Resolver(GraphLookup(db), self.vectoriser.embed, similarity=options.similarity)
-        self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written)
+        #: one load or delete at a time; every write transaction of this load renews it
+        self.lease = builder_lease(db, "`kag-neo4j load`", settings)
+        self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written, lease=self.lease)
         self._progress: Any = None
         self._task: Any = None
 
@@ -358,6 +377,8 @@ class Pipeline:
         taxonomy = self.options.taxonomy
         if taxonomy is not None:
             self.summary.taxonomy_concepts = self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors)
+            if self.summary.taxonomy_concepts:
+                self._note_version(self.writer.version)
 
     def _statuses(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         rows = self.db.read(query("builder/document_status"), ids=ids)
@@ -386,15 +407,24 @@ class Pipeline:
             extractions.append(extraction)
         return extractions, dict(result.failures)
 
-    def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> None:
+    def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]], stored: dict[str, dict[str, Any]]) -> None:
+        """Extract, align, replace, resolve, embed and write one group. Extraction comes first and
+        changes nothing: a fatal model error (:class:`~kag_neo4j.errors.ModelEndpointError`) raised
+        here leaves every stored document as it was."""
         aligned: list[AlignedDocument] = []
         for (document, chunks), result in zip(items, self._extract_all(items)):
             extractions, failures = self._finish_extraction(chunks, result)
+            self.summary.extraction_failures += len(failures)
+            if failures and stored.get(document.id, {}).get("status") == "complete":
+                # the new version is incomplete: keep the complete old one; a re-run retries
+                self.summary.documents_kept += 1
+                self.summary.documents_incomplete += 1
+                continue
             doc = self.aligner.align_document(document, chunks, extractions)
             doc.failed_chunks = sorted(failures)
-            self.summary.extraction_failures += len(failures)
             self._note_issues(doc.issues)
             aligned.append(doc)
+        self._replace(aligned, stored)
         stats = self.resolver.resolve(aligned)
         self.summary.entity_mentions += stats.entity_records
         self.summary.entities_new += stats.new_entities
@@ -403,7 +433,12 @@ class Pipeline:
         self.summary.similarity_merges += stats.similarity_merges
         self.vectoriser.vectorise(aligned)
         self.writer.write(aligned)
+        self._note_version(self.writer.version)
         self.summary.documents_incomplete += sum(1 for doc in aligned if doc.failed_chunks)
+
+    def _note_version(self, version: int | None) -> None:
+        if version is not None:
+            self.summary.graph_version = version
 
     def _note_issues(self, issues: list[str]) -> None:
         self.summary.issues += len(issues)
@@ -414,7 +449,7 @@ class Pipeline:
     def run(self, documents: Iterable[SourceDocument], *, total: int | None = None) -> LoadSummary:
         began = time.perf_counter()
         try:
-            with self._progress_bar(total) as progress:
+            with self._progress_bar(total) as progress, self.lease:
                 self._progress = progress
                 self.prepare()
                 register = getattr(self.extractor, "register", None)
@@ -435,19 +470,16 @@ class Pipeline:
         self.summary.documents_seen += len(group)
         statuses = self._statuses([doc.id for doc in group])
         todo: list[tuple[SourceDocument, list[ChunkRecord]]] = []
+        stored: dict[str, dict[str, Any]] = {}
         skipped = 0
         for document in group:
-            stored = statuses.get(document.id)
-            if stored is not None:
-                unchanged = stored.get("sha256") == document.sha256
-                if unchanged and stored.get("status") == "complete" and not self.options.force:
+            found = statuses.get(document.id)
+            if found is not None:
+                unchanged = found.get("sha256") == document.sha256
+                if unchanged and found.get("status") == "complete" and not self.options.force:
                     skipped += 1
                     continue
-                delete_document(self.db, document.id, bump_version=False)
-                if unchanged:
-                    self.summary.documents_resumed += 1
-                else:
-                    self.summary.documents_replaced += 1
+                stored[document.id] = found  # replaced only once its new version is extracted
             else:
                 self.summary.documents_loaded += 1
             todo.append((document, self._split(document)))
@@ -456,7 +488,22 @@ class Pipeline:
         # full extraction is slow (one LLM call per chunk): write small groups so a crash loses little
         budget = self.options.batch_size if self.options.mode == "light" else min(self.options.batch_size, FULL_GROUP)
         for part in _chunk_groups(todo, budget):
-            self._process(part)
+            self._process(part, stored)
+
+    def _replace(self, aligned: list[AlignedDocument], stored: dict[str, dict[str, Any]]) -> None:
+        """Delete the stored versions of ``aligned`` documents (one transaction each, under the
+        lease) once their new versions are extracted and embedded, so that the new versions
+        resolve against the graph a clean load would see."""
+        replacing = [doc for doc in aligned if doc.id in stored]
+        if not replacing:
+            return
+        self.vectoriser.warm(aligned)  # an embedder failure stops here, before anything is deleted
+        for doc in replacing:
+            self._note_version(delete_document(self.db, doc.id, lease=self.lease).graph_version)
+            if stored[doc.id].get("sha256") == doc.document.sha256:
+                self.summary.documents_resumed += 1
+            else:
+                self.summary.documents_replaced += 1
 
     def _split(self, document: SourceDocument) -> list[ChunkRecord]:
         from kag_neo4j.builder.split import split_document
@@ -492,8 +539,6 @@ class Pipeline:
         self.summary.embedding_cache_hits = self.vectoriser.stats.cached
         self.summary.peak_rss_mb = peak_rss_mb()
         try:
-            if self.summary.changed:
-                self.summary.graph_version = bump_graph_version(self.db, "load")
             self.summary.graph = graph_counts(self.db)
         except Exception as exc:  # noqa: BLE001 - the summary must not hide the load's own error
             log.warning("could not read graph counts after the load: %s", exc)

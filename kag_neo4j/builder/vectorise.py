@@ -143,6 +143,16 @@ class Vectoriser:
             for concept, vector in zip(concepts, self.embed([c.name for c in concepts])):
                 concept.embedding = vector
 
+    def warm(self, documents: Sequence[AlignedDocument]) -> None:
+        """Embed ahead every text :meth:`vectorise` and the resolver may ask for (chunks, every
+        entity and concept name), so that a load replacing documents meets an embedder failure
+        before it deletes their old versions."""
+        texts = [chunk_text(chunk) for doc in documents for chunk in doc.chunks]
+        texts += [node.name for doc in documents for node in doc.entities.values()]
+        texts += [concept.name for doc in documents for concept in doc.concepts.values()]
+        if texts:
+            self.embed(texts)
+
     def taxonomy_vectors(self, taxonomy: Taxonomy) -> dict[str, list[float]]:
         """concept id -> vector of ``name: description`` (just the name when there is none)."""
         concepts = list(taxonomy.concepts.values())

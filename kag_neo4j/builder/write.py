@@ -12,6 +12,13 @@
 * Checkpoint: a document is written with ``status = 'loading'`` and marked ``'complete'`` in
   the same transaction as its last chunk, so after a crash a re-run knows exactly which
   documents to redo.
+* Every transaction also increments the graph version ``(:KagMeta {key: 'graph'}).version``
+  (:func:`mark_changed`), so a killed load cannot leave a GDS projection named after an older
+  graph; and, when the writer holds the builder lease, renews it first
+  (:meth:`kag_neo4j.store.lease.Lease.fence`: a lost lease rolls the transaction back).
+* No silent drops: before the edge statements ``MATCH`` their endpoints, the writer checks that
+  every endpoint it sends is in the graph (:func:`check_endpoints`); a missing one raises
+  :class:`~kag_neo4j.errors.BuilderError` and the transaction writes nothing.
 * Labels and relationship types only enter Cypher through :func:`kag_neo4j.store.cypher.render`,
   which validates them with :func:`~kag_neo4j.store.identifiers.check_identifier`.
 """
@@ -41,8 +48,10 @@ from kag_neo4j.builder.aligned import (
 )
 from kag_neo4j.builder.concepts import Taxonomy
 from kag_neo4j.builder.records import ChunkRecord
+from kag_neo4j.errors import BuilderError
 from kag_neo4j.store.cypher import query, render
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.lease import Lease
 
 _LABEL_OF_KIND = {ENTITY: "Entity", EVENT: "Event"}
 
@@ -318,13 +327,57 @@ class SliceRows:
         )
 
 
+    def endpoints(self) -> dict[str, set[str]]:
+        """label -> ids of the nodes the edge statements ``MATCH`` (Document, Entity, Event, Chunk)."""
+        wanted: dict[str, set[str]] = {"Document": set(), "Entity": set(), "Event": set(), "Chunk": set()}
+        wanted["Document"].update(row["document_id"] for row in self.chunks)
+        wanted["Document"].update(self.complete)
+        for kind, label in _LABEL_OF_KIND.items():
+            wanted[label].update(row["node"] for row in self.mentions[kind])
+        for (_rel, source_kind, target_kind), fact_rows in self.facts.items():
+            wanted[_LABEL_OF_KIND[source_kind]].update(row["source"] for row in fact_rows)
+            wanted[_LABEL_OF_KIND[target_kind]].update(row["target"] for row in fact_rows)
+        wanted["Entity"].update(row["entity"] for row in self.links)
+        own = {row["id"] for row in self.chunks}
+        wanted["Chunk"].update(row["source"] for row in self.next if row["source"] not in own)
+        return wanted
+
+
 def _run(tx: ManagedTransaction, cypher: str, **params: Any) -> None:
     tx.run(cypher, params).consume()
 
 
-def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
+def mark_changed(tx: ManagedTransaction, reason: str) -> int:
+    """Increment the graph version inside ``tx`` (the transaction that changes the graph) and return it."""
+    record = tx.run(query("builder/bump_version"), {"reason": reason}).single()
+    return int(record["version"]) if record is not None else 0
+
+
+def check_endpoints(tx: ManagedTransaction, wanted: dict[str, set[str]]) -> None:
+    """Raise :class:`BuilderError` when a node an edge row needs is not in the graph (``tx`` then
+    rolls back: nothing of the slice is written)."""
+    missing: dict[str, list[str]] = {}
+    for label, ids in sorted(wanted.items()):
+        if ids:
+            record = tx.run(render("builder/missing_nodes", label=label), {"ids": sorted(ids)}).single()
+            if record is not None and record["missing"]:
+                missing[label] = list(record["missing"])
+    if missing:
+        listed = "; ".join(f"{len(ids)} {label} ({', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''})"
+                           for label, ids in missing.items())
+        raise BuilderError(
+            f"the write was refused because nodes its edges need are not in the graph: {listed}. Another process "
+            "changed the graph during this load (a `kag-neo4j delete`, or writes outside kag-neo4j). Nothing of this "
+            "transaction was written; run the load again"
+        )
+
+
+def write_rows(tx: ManagedTransaction, rows: SliceRows, *, lease: Lease | None = None, reason: str = "load") -> int:
     """Run every statement of one slice inside ``tx`` (order matters: nodes before the edges
-    between them; chunks carry their ``MENTIONED_IN`` edges, so entities come first)."""
+    between them; chunks carry their ``MENTIONED_IN`` edges, so entities come first); returns the
+    graph version the transaction set."""
+    if lease is not None:
+        lease.fence(tx)
     if rows.documents:
         _run(tx, query("builder/merge_documents"), rows=rows.documents)
     for labels, entity_rows in sorted(rows.entities.items()):
@@ -335,6 +388,7 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
         described = [row for label_rows in grouped.values() for row in label_rows if row["properties"]]
         if described:
             _run(tx, render("builder/set_node_properties", label=label), rows=described)
+    check_endpoints(tx, rows.endpoints())
     if rows.chunks:  # with the MENTIONED_IN edges of each chunk
         _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
     if rows.next:
@@ -357,13 +411,16 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows) -> None:
         _run(tx, query("builder/merge_concept_links"), rows=rows.links)
     if rows.complete:
         _run(tx, query("builder/complete_documents"), ids=rows.complete)
+    return mark_changed(tx, reason)
 
 
 class GraphWriter:
     """Writes aligned documents in slices of ``batch_size`` chunks (see the module docs).
 
     ``after_slice`` is called after each committed transaction with the slice's stats (progress
-    bars, tests that interrupt a load).
+    bars, tests that interrupt a load). ``lease``: the builder lease every transaction renews
+    (None: no fencing, for tests and fixtures). ``version`` is the graph version the last
+    transaction set.
     """
 
     def __init__(
@@ -372,6 +429,7 @@ class GraphWriter:
         *,
         batch_size: int = 500,
         after_slice: Callable[[WriteStats], None] | None = None,
+        lease: Lease | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -379,6 +437,8 @@ class GraphWriter:
         self.batch_size = batch_size
         self.after_slice = after_slice
         self.stats = WriteStats()
+        self.lease = lease
+        self.version: int | None = None
         #: entity id -> names and labels already written in this load (rows that add nothing are skipped)
         self._sent: dict[str, tuple[set[str], set[str]]] = {}
 
@@ -400,7 +460,7 @@ class GraphWriter:
                 following = next(parts, None)
                 pending = pool.submit(self._rows, following) if following is not None else None
                 began = time.perf_counter()
-                self.db.write_tx(functools.partial(write_rows, rows=rows))
+                self.version = self.db.write_tx(functools.partial(write_rows, rows=rows, lease=self.lease))
                 stats = rows.stats()
                 stats.seconds = time.perf_counter() - began
                 total.add(stats)
@@ -423,7 +483,9 @@ class GraphWriter:
         for row in concepts:
             row["embedding"] = by_id.get(row["id"])
 
-        def work(tx: ManagedTransaction) -> None:
+        def work(tx: ManagedTransaction) -> int:
+            if self.lease is not None:
+                self.lease.fence(tx)
             for start in range(0, len(concepts), 2000):
                 _run(tx, query("builder/taxonomy_concepts"), rows=concepts[start : start + 2000],
                      taxonomy=taxonomy.source, replace_vectors=True)
@@ -433,8 +495,9 @@ class GraphWriter:
                     _run(tx, cypher, rows=edge_rows[start : start + 5000])
             _run(tx, query("builder/taxonomy_record"), key=key, checksum=checksum, concepts=len(concepts),
                  edges=sum(len(rows) for rows in edges.values()))
+            return mark_changed(tx, f"taxonomy {taxonomy.source}")
 
-        self.db.write_tx(work)
+        self.version = self.db.write_tx(work)
         return len(concepts)
 
 
@@ -444,7 +507,9 @@ def taxonomy_checksum(concepts: list[dict[str, Any]], edges: dict[str, list[dict
 
 
 def bump_graph_version(db: Database, reason: str) -> int:
-    """Increment ``(:KagMeta {key: 'graph'}).version`` so cached GDS projections are refreshed."""
+    """Increment ``(:KagMeta {key: 'graph'}).version`` in a transaction of its own, for graph
+    changes made outside the builder (fixtures, benchmarks); the builder's own transactions bump
+    it themselves (:func:`mark_changed`)."""
     rows = db.write(query("builder/bump_version"), reason=reason)
     return int(rows[0]["version"])
 

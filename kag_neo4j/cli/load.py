@@ -133,14 +133,15 @@ def delete_command(
 ) -> None:
     """Delete documents: their chunks and every fact no other chunk supports."""
     from kag_neo4j.builder.delete import delete_document, similar_document_ids
+    from kag_neo4j.builder.lease import builder_lease
     from kag_neo4j.store.database import Database
 
     reports = []
     try:
         settings = _settings(ctx)
-        with Database.connect(settings) as db:
+        with Database.connect(settings) as db, builder_lease(db, "`kag-neo4j delete`", settings) as lease:
             for doc_id in doc_ids:
-                report = delete_document(db, doc_id)
+                report = delete_document(db, doc_id, lease=lease)
                 if not report.found:
                     close = similar_document_ids(db, doc_id)
                     hint = f"; did you mean {', '.join(close)}?" if close else "; no stored document id contains it"

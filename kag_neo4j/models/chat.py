@@ -22,6 +22,8 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import (
+    ModelConnectionError,
+    ModelEndpointError,
     ModelError,
     ModelTimeoutError,
     StructuredOutputError,
@@ -554,6 +556,8 @@ class ChatLLM(ABC):
         return retries_done < self.retry.max_retries
 
     def _exhausted(self, exc: TransientModelError, attempts: int) -> ModelError:
+        if isinstance(exc, ModelConnectionError):  # nothing answers: every later call would fail too
+            return ModelEndpointError(f"{self.provider} model {self.model_id!r}: {exc} (tried {attempts} times)")
         if isinstance(exc, ModelTimeoutError):
             return ModelTimeoutError(
                 f"{self.provider} model {self.model_id!r} timed out on {attempts} attempt(s) "

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from kag_neo4j.errors import (
     ConfigError,
+    ModelConnectionError,
+    ModelEndpointError,
     ModelError,
     ModelTimeoutError,
     ModelUnavailableError,
@@ -51,17 +53,30 @@ def resolve_api_key(api_key: str | None, base_url: str | None) -> str:
 
 
 def translate_error(exc: Exception, *, what: str) -> ModelError:
-    """Map an ``openai`` SDK exception to a kag-neo4j error (transient ones are retried)."""
+    """Map an ``openai`` SDK exception to a kag-neo4j error.
+
+    Transient ones (timeouts, 408/409/425/429, 5xx, cannot connect) are retried by the caller;
+    a refused key (401/403) or a wrong URL or model name (404) is a
+    :class:`ModelEndpointError`: every request would fail the same way, so a load stops on it.
+    Connection errors become one too once their retries are used up (:class:`ModelConnectionError`).
+    """
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
         return ModelTimeoutError(f"{what}: the server did not answer in time")
     if isinstance(exc, openai.APIConnectionError):
-        return TransientModelError(f"{what}: cannot connect ({exc})")
+        return ModelConnectionError(f"{what}: cannot connect ({exc}); check that the server is running and "
+                                    "that KAG_LLM_BASE_URL (or KAG_EMBEDDING_BASE_URL) names it")
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return ModelError(f"{what}: the server refused the API key ({exc}); check KAG_LLM_API_KEY")
+        return ModelEndpointError(
+            f"{what}: the server refused the API key (HTTP {exc.status_code}: {exc}); set KAG_LLM_API_KEY "
+            "(or KAG_EMBEDDING_API_KEY) to a key it accepts"
+        )
     if isinstance(exc, openai.NotFoundError):
-        return ModelError(f"{what}: not found ({exc}); check KAG_LLM_MODEL and KAG_LLM_BASE_URL (it usually ends in /v1)")
+        return ModelEndpointError(
+            f"{what}: not found (HTTP 404: {exc}); check KAG_LLM_MODEL (a model the server serves) and "
+            "KAG_LLM_BASE_URL (it usually ends in /v1)"
+        )
     if isinstance(exc, openai.APIStatusError):
         if exc.status_code in (408, 409, 425, 429) or exc.status_code >= 500:
             return TransientModelError(f"{what}: HTTP {exc.status_code} ({exc})")
@@ -308,6 +323,8 @@ class OpenAIEmbedder(BatchedEmbedder):
                 return [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
             except Exception as exc:
                 error = translate_error(exc, what=what)
+                if isinstance(error, ModelConnectionError) and retries >= self.retry.max_retries:
+                    raise ModelEndpointError(f"{error} (tried {retries + 1} times)") from exc
                 if not isinstance(error, TransientModelError) or retries >= self.retry.max_retries:
                     raise error from exc
                 time.sleep(self.retry.delay(retries))

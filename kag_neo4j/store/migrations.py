@@ -1,8 +1,8 @@
 """Ordered, checksummed, idempotent migrations from the ``migrations/`` folder.
 
 Each ``NNNN_name.cypher`` file is applied once and recorded as ``(:KagMigration {version, name,
-checksum, applied_at})``. A file changed after it was applied is refused. A lock node makes two
-concurrent runs apply nothing twice. Statements in a file are separated by ``;`` at a line end.
+checksum, applied_at})``. A file changed after it was applied is refused. A lease on a lock node
+(:mod:`kag_neo4j.store.lease`, id ``'migrations'``) makes two concurrent runs apply nothing twice. Statements in a file are separated by ``;`` at a line end.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kag_neo4j.errors import IndexDimensionError, MigrationError
+from kag_neo4j.errors import IndexDimensionError, LeaseError, MigrationError
 from kag_neo4j.resources import resource_dir
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.lease import Lease
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.cypher$")
 _LEASE_SECONDS = 300
@@ -143,20 +143,6 @@ def plan(db: Database, folder: Path | None = None) -> MigrationReport:
     return MigrationReport(already=done, pending=[m for m in migrations if m.version not in done_versions])
 
 
-def _acquire(db: Database, token: str) -> None:
-    deadline = time.monotonic() + _LOCK_WAIT_SECONDS
-    while True:
-        rows = db.write(cypher.query("migrations/acquire_lock"), token=token, lease_seconds=_LEASE_SECONDS)
-        if rows:
-            return
-        if time.monotonic() > deadline:
-            raise MigrationError(
-                "another `kag-neo4j migrate` holds the migration lock; wait for it, or if it crashed, "
-                f"retry after its {_LEASE_SECONDS} s lease expires"
-            )
-        time.sleep(0.5)
-
-
 def migrate(
     db: Database,
     *,
@@ -166,10 +152,12 @@ def migrate(
 ) -> MigrationReport:
     """Apply every pending migration once, in order, under the migration lock."""
     check_vector_dimensions(db, embedding_dimension)
-    db.auto_commit(cypher.query("migrations/lock_constraint"), retries=5)
     db.auto_commit(cypher.query("migrations/version_constraint"), retries=5)
-    token = uuid.uuid4().hex
-    _acquire(db, token)
+    lease = Lease(db, "migrations", purpose="`kag-neo4j migrate`", seconds=_LEASE_SECONDS, wait=_LOCK_WAIT_SECONDS)
+    try:
+        lease.acquire()
+    except LeaseError as exc:
+        raise MigrationError(str(exc)) from exc
     try:
         report = plan(db, folder)  # re-read under the lock: a concurrent run may have applied some
         for migration in report.pending:
@@ -193,6 +181,6 @@ def migrate(
             report.applied.append(migration)
         report.pending = []
     finally:
-        db.write(cypher.query("migrations/release_lock"), token=token)
+        lease.release()
     check_vector_dimensions(db, embedding_dimension)
     return report

@@ -132,6 +132,26 @@ def test_a_missing_model_stops_the_load() -> None:
         FullExtractor(llm).extract_many([chunk()])
 
 
+def test_an_unreachable_endpoint_stops_the_load_after_its_retries() -> None:
+    from kag_neo4j.errors import ModelConnectionError, ModelEndpointError
+    from kag_neo4j.models.chat import RetryPolicy
+
+    llm = ScriptedLLM([ModelConnectionError("http://127.0.0.1:1/v1: cannot connect")] * 2 + [RONALDO],
+                      retry=RetryPolicy(max_retries=1, base_delay=0.0))
+    with pytest.raises(ModelEndpointError, match=r"127\.0\.0\.1:1/v1: cannot connect.*tried 2 times"):
+        FullExtractor(llm).extract_many([chunk(chunk_id="d#0#0"), chunk(chunk_id="d#1#0")])
+    assert len(llm.calls) == 2  # the second chunk is not tried
+
+
+def test_a_refused_key_stops_the_load_at_once() -> None:
+    from kag_neo4j.errors import ModelEndpointError
+
+    llm = ScriptedLLM([ModelEndpointError("refused the API key; set KAG_LLM_API_KEY"), RONALDO])
+    with pytest.raises(ModelEndpointError, match="KAG_LLM_API_KEY"):
+        FullExtractor(llm).extract_many([chunk(chunk_id="d#0#0"), chunk(chunk_id="d#1#0")])
+    assert len(llm.calls) == 1
+
+
 def test_async_extraction_keeps_order_and_records_failures() -> None:
     import asyncio
 

@@ -16,6 +16,7 @@ from models_testkit import GOOD, PROMPT, Extraction
 
 from kag_neo4j.errors import (
     ConfigError,
+    ModelEndpointError,
     ModelError,
     ModelTimeoutError,
     TransientModelError,
@@ -186,10 +187,33 @@ def test_slow_server_times_out(stub: Stub) -> None:
     assert time.monotonic() - started < 1.5
 
 
-def test_unreachable_server_is_transient(stub: Stub) -> None:
+def test_unreachable_server_is_retried_then_fatal(stub: Stub) -> None:
     llm = OpenAICompatLLM("m", base_url="http://127.0.0.1:9/v1", retry=RetryPolicy(max_retries=1, base_delay=0.0), timeout=2)
-    with pytest.raises(TransientModelError, match="cannot connect"):
+    with pytest.raises(ModelEndpointError, match=r"127\.0\.0\.1:9/v1: cannot connect.*KAG_LLM_BASE_URL.*tried 2 times"):
         llm.generate(PROMPT)
+    assert llm.usage.total().failures == 2
+
+
+@pytest.mark.parametrize(("status", "setting"), [(401, "KAG_LLM_API_KEY"), (403, "KAG_LLM_API_KEY"), (404, "KAG_LLM_MODEL")])
+def test_refusals_that_every_call_would_get_are_endpoint_errors(stub: Stub, status: int, setting: str) -> None:
+    stub.replies.append(Reply(status, {"error": {"message": "no"}}))
+    with pytest.raises(ModelEndpointError, match=f"{stub.url}.*{setting}"):
+        _llm(stub).generate(PROMPT)
+    assert len(stub.requests) == 1
+
+
+def test_server_errors_stay_transient_not_endpoint_errors(stub: Stub) -> None:
+    stub.replies += [Reply(500, {"error": {"message": "boom"}})] * 3
+    with pytest.raises(TransientModelError) as caught:
+        _llm(stub).generate(PROMPT)
+    assert not isinstance(caught.value, ModelEndpointError)
+
+
+def test_unreachable_embedding_server_is_an_endpoint_error() -> None:
+    embedder = OpenAIEmbedder("e", base_url="http://127.0.0.1:9/v1", retry=RetryPolicy(max_retries=1, base_delay=0.0),
+                              timeout=2, dimensions=4)
+    with pytest.raises(ModelEndpointError, match="cannot connect.*tried 2 times"):
+        embedder.embed_documents(["x"])
 
 
 def test_async_path(stub: Stub) -> None:
