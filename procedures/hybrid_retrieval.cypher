@@ -1,7 +1,7 @@
 // hybrid_retrieval v2 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
 // PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
-// the top $dense_seeds dense chunks (or the chunks $seed_chunk_ids, when not null: the retry after a
+// the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
 // stale projection reads them first, see cypher/solver/dense_seeds.cypher); it is skipped when there
 // are no seeds. Its chunks are the best $k_ppr chunks among the $ppr_pool highest-scoring nodes.
 // Chunks of documents still loading (Document.status <> 'complete') are left out of every list;
@@ -27,7 +27,7 @@ CALL () {
 CALL (dense) {
   OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
   WITH dense, collect(e) AS entities
-  OPTIONAL MATCH (c:Chunk) WHERE c.id IN coalesce($seed_chunk_ids, [])
+  OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
   WITH dense, entities, collect(c) AS chunks
   WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0

@@ -69,8 +69,9 @@ def current_projection(db: Database, *, grace_seconds: float = GRACE_SECONDS) ->
             try:
                 db.read(cypher.query("project_graph", "procedures"), graph_name=name)
             except ClientError as exc:
-                if "already exists" not in str(exc):  # another process projected it first: fine
-                    raise
+                message = str(exc.message or exc)
+                if "already exists" not in message and "already loaded" not in message:
+                    raise  # else another process projected it first: fine
             ages[name] = 0.0
         versions = {other: _version_of(other, prefix) for other in ages}
         for other, other_version in versions.items():
