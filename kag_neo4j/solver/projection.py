@@ -13,7 +13,8 @@ Several processes ask and load at once, so the lifecycle tolerates every race:
   projections of a *higher* version than the graph's (left by an emptied database) go once they
   are that old themselves;
 * a retrieval whose projection vanished, or that misses nodes written after it was projected,
-  calls :func:`current_projection` again and retries once (:func:`is_stale_projection_error`).
+  calls :func:`current_projection` again and retries (:func:`is_stale_projection_error`); a
+  projection that still misses a seed of its own version is projected again (``incomplete``).
 """
 
 from __future__ import annotations
@@ -55,12 +56,17 @@ def _version_of(name: str, prefix: str) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-def current_projection(db: Database, *, grace_seconds: float = GRACE_SECONDS) -> str:
-    """The name of an up-to-date projection, projecting it when needed and retiring old ones."""
+def current_projection(db: Database, *, grace_seconds: float = GRACE_SECONDS, incomplete: str | None = None) -> str:
+    """The name of an up-to-date projection, projecting it when needed and retiring old ones.
+
+    ``incomplete`` names a projection that lacks nodes of its own version (projected while the
+    transaction that bumped the version was still being applied): it is projected again."""
     prefix = projection_prefix(db)
     version = graph_version(db)
     name = f"{prefix}{version}"
     with _lock:
+        if incomplete == name:
+            db.read(cypher.query("solver/drop_projection"), graph_name=name)
         ages = {
             str(row["name"]): float(row["age_seconds"])
             for row in db.read(cypher.query("solver/list_projections"), prefix=prefix)

@@ -3,8 +3,10 @@
 The whole retrieval is one parameterized statement, ``procedures/hybrid_retrieval.cypher``; this
 module only prepares its parameters (the query vector, an escaped Lucene query, the seeds) and
 reads its rows. It runs in a read transaction. When its projection was retired under it (another
-process), or lacks a seed written since it was projected, it retries once: it reads the dense seeds
-first, then projects the graph version read after them (which holds every seed), then runs again.
+process), or lacks a seed written since it was projected, it retries: it reads the dense seeds
+first, then projects the graph version read after them, then runs again; if that projection still
+lacks a seed (it was taken while the write that bumped its version was being applied), it is
+projected again once.
 """
 
 from __future__ import annotations
@@ -113,10 +115,14 @@ def hybrid_retrieve(
     needs_ppr = config.weights.ppr > 0
     params = retrieval_params(question, seed_entity_ids, config)
 
-    def run(seed_chunk_ids: list[str] | None) -> list[dict[str, Any]]:
+    used: list[str] = []
+
+    def run(seed_chunk_ids: list[str] | None, incomplete: str | None = None) -> list[dict[str, Any]]:
+        graph_name = current_projection(db, incomplete=incomplete) if needs_ppr else ""
+        used.append(graph_name)
         return db.read(
             cypher.query("hybrid_retrieval", "procedures"), query_vector=vector,
-            graph_name=current_projection(db) if needs_ppr else "", **{**params, "seed_chunk_ids": seed_chunk_ids},
+            graph_name=graph_name, **{**params, "seed_chunk_ids": seed_chunk_ids},
         )
 
     try:
@@ -125,9 +131,15 @@ def hybrid_retrieve(
         # another process retired the projection, or a seed was written after it was projected
         if not (needs_ppr and is_stale_projection_error(exc)):
             raise
-        # once more: the seeds first, then the projection of the version read after them
+        # again: the seeds first, then the projection of the version read after them
         seeds = [str(row["id"]) for row in db.read(cypher.query("solver/dense_seeds"), query_vector=vector, **params)]
-        rows = run(seeds)
+        try:
+            rows = run(seeds)
+        except ClientError as again:
+            if not is_stale_projection_error(again):
+                raise
+            # the projection of that version was taken while its last write was being applied
+            rows = run(seeds, incomplete=used[-1])
     return [
         RankedChunk(
             chunk_id=row["chunk_id"],

@@ -15,6 +15,7 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import typer
@@ -191,8 +192,8 @@ def test_a_retrieval_whose_projection_is_dropped_under_it_projects_again(
     """Another process retires the projection between the moment a retrieval picked it and its query."""
     chosen: list[str] = []
 
-    def then_dropped_elsewhere(db: Database) -> str:
-        name = projection.current_projection(db)
+    def then_dropped_elsewhere(db: Database, **options: Any) -> str:
+        name = projection.current_projection(db, **options)
         chosen.append(name)
         if len(chosen) == 1:
             with Database(neo4j_connection) as other:
