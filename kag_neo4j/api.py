@@ -9,13 +9,19 @@
     kag = KAG(db=db, llm=llm, embedder=embedder)     # bring your own Database, LLM and Embedder
 
 Every question-time query runs in a read transaction; the run is written afterwards, in one
-write transaction, as a ``(:KagRun)`` trace (``trace=False`` skips it).
+write transaction, as a ``(:KagRun)`` trace (``trace=False`` skips it). An answer is never lost
+to its trace: when the trace cannot be written (a read-only database or user, a full disk, a
+constraint, a lost connection) ``ask`` still returns the answer, with ``run_id=None`` and the
+reason in ``answer.warnings``.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import TYPE_CHECKING
+
+from neo4j.exceptions import DriverError, Neo4jError
 
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.solver.results import Answer
@@ -28,6 +34,8 @@ if TYPE_CHECKING:
     from kag_neo4j.config import Settings
 
 __all__ = ["KAG", "Answer", "SolverConfig"]
+
+_log = logging.getLogger(__name__)
 
 
 class KAG:
@@ -90,10 +98,25 @@ class KAG:
         """
         answer = self.solver.solve(question, mode=mode, language=language)
         if trace:
-            run_id = uuid.uuid4().hex
-            answer.run_id = run_id
-            write_trace(self.db, answer, run_id, model=getattr(self.llm, "model_id", None))
+            self._store_trace(answer)
         return answer
+
+    def _store_trace(self, answer: Answer) -> None:
+        """Write the run; on failure keep the answer, without a run id, and say why."""
+        run_id = uuid.uuid4().hex
+        try:
+            write_trace(self.db, answer, run_id, model=getattr(self.llm, "model_id", None))
+        except (Neo4jError, DriverError) as exc:
+            code = exc.code if isinstance(exc, Neo4jError) and exc.code else type(exc).__name__
+            message = (
+                f"the answer was not stored as a trace ({code}: {exc}); it has no run id. Check that the "
+                "Neo4j user may write and the database has disk space, or ask with --no-trace / trace=False"
+            )
+            _log.warning(message)
+            answer.warnings.append(message)
+            answer.run_id = None
+            return
+        answer.run_id = run_id
 
     def trace(self, run_id: str) -> TraceView:
         """A stored run (see ``kag-neo4j trace``)."""

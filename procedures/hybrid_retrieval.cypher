@@ -1,26 +1,35 @@
-// hybrid_retrieval v1 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// hybrid_retrieval v2 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
 // PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
-// the top $dense_seeds dense chunks; it is skipped when there are no seeds. Its chunks are the best
-// $k_ppr chunks among the $ppr_pool highest-scoring nodes.
-// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids,
-// $k_dense, $k_fulltext, $k_ppr, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
+// the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
+// stale projection reads them first, see cypher/solver/dense_seeds.cypher); it is skipped when there
+// are no seeds. Its chunks are the best $k_ppr chunks among the $ppr_pool highest-scoring nodes.
+// Chunks of documents still loading (Document.status <> 'complete') are left out of every list;
+// the indexes are asked for $candidate_factor times the candidates so that k_dense / k_fulltext remain.
+// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_chunk_ids,
+// $k_dense, $k_fulltext, $k_ppr, $candidate_factor, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
 // $weights {dense, fulltext, ppr}, $rrf_k, $k.
 // Paste into Neo4j Browser with :param for each of them.
 CALL () {
-  CALL db.index.vector.queryNodes('chunk_embedding', $k_dense, $query_vector) YIELD node, score
+  CALL db.index.vector.queryNodes('chunk_embedding', $k_dense * $candidate_factor, $query_vector) YIELD node, score
+  WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+  WITH node, score ORDER BY score DESC LIMIT $k_dense
   RETURN collect(node) AS dense
 }
 CALL () {
   WITH $query_text AS lucene
   WHERE lucene <> '' AND $weights.fulltext > 0
-  CALL db.index.fulltext.queryNodes('chunk_fulltext', lucene, {limit: $k_fulltext}) YIELD node
+  CALL db.index.fulltext.queryNodes('chunk_fulltext', lucene, {limit: $k_fulltext * $candidate_factor}) YIELD node, score
+  WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+  WITH node, score ORDER BY score DESC LIMIT $k_fulltext
   RETURN collect(node) AS sparse
 }
 CALL (dense) {
   OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
   WITH dense, collect(e) AS entities
-  WITH entities + dense[0..$dense_seeds] AS seeds
+  OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
+  WITH dense, entities, collect(c) AS chunks
+  WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   CALL gds.pageRank.stream($graph_name, {
     sourceNodes: seeds, dampingFactor: $damping, maxIterations: $max_iterations, concurrency: 2
@@ -29,6 +38,7 @@ CALL (dense) {
   ORDER BY score DESC LIMIT $ppr_pool  // only the best nodes are looked up (asNode is the cost)
   WITH gds.util.asNode(nodeId) AS node, score
   WHERE node:Chunk
+    AND EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
   WITH node, score ORDER BY score DESC, node.id ASC LIMIT $k_ppr
   RETURN collect(node) AS ppr
 }

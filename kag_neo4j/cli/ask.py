@@ -62,6 +62,8 @@ def print_answer(answer: Answer, *, show_steps: bool = False) -> None:
     if show_steps:
         console.print(steps_table(answer))
     console.print(f"[dim]{escape(_usage_line(answer))}[/]")
+    for warning in answer.warnings:
+        console.print(f"[bold yellow]warning:[/] {escape(warning)}")
     if answer.run_id:
         console.print(f"[dim]run {answer.run_id} — see it with: kag-neo4j trace {answer.run_id}[/]")
 

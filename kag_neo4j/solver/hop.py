@@ -279,7 +279,10 @@ def retrieve_chunks(
 
 
 def remember_fact_chunks(rt: Runtime, record: StepRecord, chunk_ids: list[str]) -> None:
-    """Fetch the chunks graph facts cite (for citations) and note them as used."""
+    """Fetch the chunks graph facts cite (for citations) and note them as used.
+
+    Chunks of documents still loading are not fetched (``chunks_by_id`` leaves them out), so they
+    are neither noted nor cited."""
     missing = [cid for cid in dict.fromkeys(chunk_ids) if rt.memory.chunk(cid) is None]
     if missing:
         rows = rt.read(record, "solver/chunks_by_id", chunk_ids=missing)
@@ -289,7 +292,7 @@ def remember_fact_chunks(rt: Runtime, record: StepRecord, chunk_ids: list[str]) 
         )
     have = {used.id for used in record.used if used.kind == "Chunk"}
     for rank, cid in enumerate(dict.fromkeys(chunk_ids), start=len(have) + 1):
-        if cid not in have:
+        if cid not in have and rt.memory.chunk(cid) is not None:
             record.used.append(Used(kind="Chunk", id=cid, rank=rank, score=1.0))
 
 

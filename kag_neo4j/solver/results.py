@@ -111,7 +111,7 @@ class Answer(BaseModel):
 
     ``known`` is false when the evidence was missing: ``answer`` then says so (fail closed) and
     ``citations`` / ``kg_path`` are empty. ``run_id`` names the ``(:KagRun)`` trace (``None``
-    with ``trace=False``).
+    with ``trace=False``, or when the trace could not be written: ``warnings`` then says why).
     """
 
     question: str
@@ -120,6 +120,7 @@ class Answer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     kg_path: list[KGFact] = Field(default_factory=list)
     run_id: str | None = None
+    warnings: list[str] = Field(default_factory=list, description="what went wrong around the answer (never in it)")
     steps: list[StepRecord] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)
     plan: str = ""

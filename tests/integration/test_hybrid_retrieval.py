@@ -100,6 +100,9 @@ def test_projection_follows_the_graph_version(graph: Database, embedder: Hashing
     second = projection.current_projection(graph)
     assert second.endswith("_v2")
     names = {row["graphName"] for row in graph.read("CALL gds.graph.list() YIELD graphName RETURN graphName")}
+    assert {first, second} <= names, "the old one is retired only after the grace period"
+    assert projection.current_projection(graph, grace_seconds=0) == second
+    names = {row["graphName"] for row in graph.read("CALL gds.graph.list() YIELD graphName RETURN graphName")}
     assert first not in names and second in names
 
 
