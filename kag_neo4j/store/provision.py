@@ -123,9 +123,10 @@ def _copy_dependencies(
 
 
 @contextmanager
-def _exclusive(lock_file: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_file``: concurrent first starts (several instances, several
-    shells) provision one after another instead of overwriting each other's staging folder."""
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` across processes (concurrent first starts provision
+    one after another instead of overwriting each other's staging folder; starts choose ports one
+    after another)."""
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_file, "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -141,7 +142,7 @@ def provision(settings: Settings, on_download: Callable[[str], None] | None = No
     if is_provisioned(settings):
         return runtime
     root = settings.server_dir
-    with _exclusive(root.parent / f".{root.name}.lock"):
+    with exclusive(root.parent / f".{root.name}.lock"):
         if is_provisioned(settings):  # another process finished it while we waited
             return runtime
         return _provision(settings, runtime, on_download)

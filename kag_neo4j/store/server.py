@@ -33,7 +33,7 @@ from kag_neo4j.store.credentials import (
     write_private,
 )
 from kag_neo4j.store.java import find_java
-from kag_neo4j.store.provision import Runtime, provision
+from kag_neo4j.store.provision import Runtime, exclusive, provision
 
 _JVM_FLAGS = (
     "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
@@ -310,12 +310,23 @@ def start(
     on_wait: Callable[[float], None] | None = None,
 ) -> tuple[ServerState, bool]:
     """Start the local server (provisioning it first); returns (state, started_now)."""
-    from neo4j.exceptions import AuthError
-
     current = status(settings)
     if current.running and current.state is not None:
         return current.state, False
     runtime = provision(settings, on_download)
+    # one start at a time per KAG_HOME, from choosing the port until the server answers: two
+    # instances starting at once would otherwise pick the same free port, and one would take
+    # the other's server for its own
+    with exclusive(settings.server_dir.parent / ".start.lock"):
+        current = status(settings)
+        if current.running and current.state is not None:
+            return current.state, False
+        return _launch(settings, runtime, on_wait), True
+
+
+def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], None] | None) -> ServerState:
+    from neo4j.exceptions import AuthError
+
     java = find_java(settings.java_home)
     instance = instance_dir(settings)
     secure_directory(instance)
@@ -380,7 +391,7 @@ def start(
         raise ServerError(
             f"Neo4j started on {state.uri} but GDS/APOC do not answer ({exc}). Log:\n" + _useful_log_lines(settings)
         ) from exc
-    return state, True
+    return state
 
 
 def _terminate(pid: int, timeout: float) -> bool:
