@@ -9,29 +9,13 @@ from kag_neo4j.api import KAG
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store.database import Database
-from tests.integration.conftest import TEST_DIMENSION
-from tests.integration.solver_fixtures import (
-    chunk_id,
-    knowledge_counts,
-    write_fixture_graph,
-)
-from tests.integration.test_solver_ask import Router, plan
+from tests.integration.solver_fixtures import chunk_id, knowledge_counts
+from tests.integration.test_solver_ask import Router, embedder, graph, plan  # noqa: F401 (fixtures)
 
 UNKNOWN_STEP = plan("""\
 Step1: Who was the first station master of Saltmere?
 Action1: Retrieval(s=s1:Station[`Saltmere harbour station`], p=p1:stationMaster, o=o1:Person)
 Action2: Output(o1)""")
-
-
-@pytest.fixture
-def embedder() -> HashingEmbedder:
-    return HashingEmbedder(dimension=TEST_DIMENSION)
-
-
-@pytest.fixture
-def graph(db: Database, embedder: HashingEmbedder) -> Database:
-    write_fixture_graph(db, embedder)
-    return db
 
 
 def test_judge_rounds_are_bounded(graph: Database, embedder: HashingEmbedder) -> None:

@@ -26,23 +26,11 @@ from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver import projection
 from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieve
 from kag_neo4j.store.database import Connection, Database
-from tests.integration.conftest import TEST_DIMENSION
-from tests.integration.solver_fixtures import chunk_id, write_fixture_graph
-from tests.integration.test_solver_ask import FOUNDER_TOWN, Router
+from tests.integration.solver_fixtures import chunk_id
+from tests.integration.test_solver_ask import FOUNDER_TOWN, Router, embedder, graph  # noqa: F401 (fixtures)
 
 QUESTION = "In which town was the founder of the Harrow Valley Rail Company born?"
 PPR_ONLY = RetrievalConfig(k=5, dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
-
-
-@pytest.fixture
-def embedder() -> HashingEmbedder:
-    return HashingEmbedder(dimension=TEST_DIMENSION)
-
-
-@pytest.fixture
-def graph(db: Database, embedder: HashingEmbedder) -> Database:
-    write_fixture_graph(db, embedder)
-    return db
 
 
 def projections(db: Database) -> set[str]:
