@@ -20,6 +20,7 @@ from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.reset import reset_database
 from tests.integration.builder_support import snapshot
+from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
 
 TEXTS = {
@@ -109,7 +110,8 @@ def test_the_load_command_names_the_endpoint_and_the_fix(db: Database, test_sett
     app = typer.Typer()
     register(app)
     with FakeEndpoint("401") as endpoint:
-        for name, value in {"NEO4J_URI": test_settings.neo4j_uri or "", "KAG_HOME": str(tmp_path / "home"),
+        set_connection_env(monkeypatch, db.connection)
+        for name, value in {"KAG_HOME": str(tmp_path / "home"),
                             "KAG_EMBEDDER": "hashing", "KAG_EMBEDDING_DIMENSIONS": str(TEST_DIMENSION),
                             "KAG_LLM_PROVIDER": "openai", "KAG_LLM_BASE_URL": endpoint.url,
                             "KAG_LLM_MODEL": "fake"}.items():

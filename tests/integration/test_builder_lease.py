@@ -20,6 +20,7 @@ from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 from tests.integration.builder_support import capitalised_extractor, snapshot
+from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "builder"
@@ -64,7 +65,7 @@ def test_delete_takes_the_lease_too(db: Database, test_settings: Settings, monke
     token = _hold(db, 30.0)
     app = typer.Typer()
     register(app)
-    monkeypatch.setenv("NEO4J_URI", test_settings.neo4j_uri or "")
+    set_connection_env(monkeypatch, db.connection)
     monkeypatch.setenv("KAG_HOME", str(tmp_path))
     monkeypatch.setenv("KAG_LOAD_LOCK_WAIT", "0.5")
     result = CliRunner().invoke(app, ["delete", doc_id])
