@@ -335,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     with Database.connect(load_settings()) as db, tempfile.TemporaryDirectory(prefix="kag-faults-") as tmp:
         claim_database(db, reason="benchmarks/faults_builder.py --yes", allow_data=True)
         uri = db.connection.uri
+        if db.connection.auth:  # the loader processes connect with this script's credentials
+            os.environ["NEO4J_USERNAME"], os.environ["NEO4J_PASSWORD"] = db.connection.auth
         work = Path(tmp)
         if args.skip != "crash":
             results["crash"] = crash_benchmark(db, uri, args, work)

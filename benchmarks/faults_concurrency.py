@@ -229,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     with Database.connect(load_settings()) as db, tempfile.TemporaryDirectory(prefix="kag-concurrency-") as tmp:
         claim_database(db, reason="benchmarks/faults_concurrency.py --yes", allow_data=True)
         work = Path(tmp)
+        if db.connection.auth:  # loaders and askers connect with this script's credentials
+            os.environ["NEO4J_USERNAME"], os.environ["NEO4J_PASSWORD"] = db.connection.auth
         parts = write_parts(args.corpus, args.passages, args.loaders, work / "corpus")
         env = _env(db.connection.uri, work / "home", wait=int(args.seconds) + 3600)
         run = concurrent_run(db, args, parts, env, questions)
