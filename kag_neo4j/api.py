@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from neo4j.exceptions import DriverError, Neo4jError
 
 from kag_neo4j.models.base import LLM, Embedder
+from kag_neo4j.solver.question_search import SearchResult, search
 from kag_neo4j.solver.results import Answer
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.solver.solve import Mode, Solver
@@ -33,7 +34,7 @@ from kag_neo4j.store.database import Database
 if TYPE_CHECKING:
     from kag_neo4j.config import Settings
 
-__all__ = ["KAG", "Answer", "SolverConfig"]
+__all__ = ["KAG", "Answer", "SearchResult", "SolverConfig"]
 
 _log = logging.getLogger(__name__)
 
@@ -100,6 +101,14 @@ class KAG:
         if trace:
             self._store_trace(answer)
         return answer
+
+    def search(self, question: str, *, k: int = 5, recipe: str = "hybrid") -> SearchResult:
+        """The top ``k`` chunks for ``question`` by hybrid retrieval alone (no LLM, read transactions).
+
+        ``recipe`` names one of ``kag_neo4j.solver.retrieval.RECIPES`` (``hybrid``, ``dense``,
+        ``fulltext``, ``dense+ppr``). The question's entity mentions seed PageRank.
+        """
+        return search(self.db, self.embedder, question, k=k, recipe_name=recipe)
 
     def _store_trace(self, answer: Answer) -> None:
         """Write the run; on failure keep the answer, without a run id, and say why."""

@@ -33,7 +33,6 @@ from pydantic import BaseModel, Field
 
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import EvalError
-from kag_neo4j.eval.mentions import question_mentions
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.models.usage import Usage
 from kag_neo4j.prompts.naive_answer import (
@@ -42,13 +41,9 @@ from kag_neo4j.prompts.naive_answer import (
     naive_answer_messages,
     parse_naive_answer,
 )
-from kag_neo4j.solver.linking import link_entity
-from kag_neo4j.solver.retrieval import (
-    RECIPES,
-    RetrievalConfig,
-    hybrid_retrieve,
-    lucene_query,
-)
+from kag_neo4j.solver.question_search import recipe as search_recipe
+from kag_neo4j.solver.question_search import search
+from kag_neo4j.solver.retrieval import lucene_query
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 
@@ -145,36 +140,19 @@ class MethodContext:
                 self._documents[row["chunk_id"]] = row["document_id"]
         return {cid: self._documents[cid] for cid in chunk_ids if cid in self._documents}
 
-    def link(self, question: str) -> tuple[list[str], list[str]]:
-        """(mentions, linked entity ids) of the question: the PPR seeds."""
-        mentions = question_mentions(question)
-        seeds: list[str] = []
-        for mention in mentions:
-            for entity in link_entity(self.db, self.embedder, mention, k=self.link_k):
-                if entity.id not in seeds:
-                    seeds.append(entity.id)
-        return mentions, seeds
-
 
 # --- our retrieval (one Cypher statement, procedures/hybrid_retrieval.cypher) ----------------------
 
 
-def _recipe(name: str, k: int) -> RetrievalConfig:
-    base = RECIPES[name]
-    return base.model_copy(update={"k": k, "k_dense": max(base.k_dense, k), "k_fulltext": max(base.k_fulltext, k),
-                                   "k_ppr": max(base.k_ppr, k)})
-
-
 def _cypher_method(name: str, recipe: str, description: str, *, linked: bool) -> Callable[[MethodContext], EvalMethod]:
     def build(ctx: MethodContext) -> EvalMethod:
-        config = _recipe(recipe, ctx.k)
+        config = search_recipe(recipe, ctx.k)
 
         def retrieve(question: str) -> RetrievalOutput:
-            mentions, seeds = ctx.link(question) if linked else ([], [])
-            hits = hybrid_retrieve(ctx.db, ctx.embedder, question, seed_entity_ids=seeds, config=config)
+            found = search(ctx.db, ctx.embedder, question, k=ctx.k, recipe_name=recipe, link_k=ctx.link_k)
             chunks = [Retrieved(chunk_id=h.chunk_id, document_id=h.document_id, title=h.title, text=h.text,
-                                score=h.score) for h in hits]
-            details = {"mentions": mentions, "seeds": seeds} if linked else {}
+                                score=h.score) for h in found.chunks]
+            details = {"mentions": found.mentions, "seeds": found.seed_entity_ids} if linked else {}
             return RetrievalOutput(chunks=chunks, details=details)
 
         return EvalMethod(name=name, description=description, retrieve=retrieve,

@@ -10,7 +10,7 @@ import pytest
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import Corpus, QuestionSet, load_corpus, load_questions
 from kag_neo4j.eval.loading import MARKER_KEY, ensure_corpus_loaded, inventory
-from kag_neo4j.eval.mentions import capitalised_mentions
+from kag_neo4j.solver.mentions import capitalised_mentions
 from kag_neo4j.eval.methods import (
     DEFAULT_METHODS,
     QA_FACTORIES,

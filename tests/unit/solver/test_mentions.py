@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kag_neo4j.eval import mentions
-from kag_neo4j.eval.mentions import capitalised_mentions, question_mentions
+from kag_neo4j.solver import mentions
+from kag_neo4j.solver.mentions import capitalised_mentions, question_mentions
 
 
 @pytest.mark.parametrize(

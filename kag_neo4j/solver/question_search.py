@@ -1,0 +1,63 @@
+"""Single-shot hybrid search for a question: link its mentions, then one fused retrieval.
+
+No LLM is involved: the question's entity mentions (the builder's NER, see
+:mod:`kag_neo4j.solver.mentions`) are linked to entities, which seed Personalized PageRank, and
+``procedures/hybrid_retrieval.cypher`` fuses dense, fulltext and PPR ranks in one read. This is
+what ``kag-neo4j eval``'s ``ours`` method measures, what ``KAG.search`` returns, and what the
+MCP ``search`` tool and the neo4j-graphrag retriever serve.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from kag_neo4j.models.base import Embedder
+from kag_neo4j.solver.linking import link_entity
+from kag_neo4j.solver.mentions import question_mentions
+from kag_neo4j.solver.retrieval import RECIPES, RankedChunk, RetrievalConfig, hybrid_retrieve
+from kag_neo4j.store.database import Database
+
+__all__ = ["SearchResult", "recipe", "search"]
+
+
+class SearchResult(BaseModel):
+    """The chunks found for ``question``, best first, and the entities that seeded PageRank."""
+
+    question: str
+    chunks: list[RankedChunk]
+    mentions: list[str] = Field(default_factory=list)
+    seed_entity_ids: list[str] = Field(default_factory=list)
+
+
+def recipe(name: str, k: int) -> RetrievalConfig:
+    """The named recipe of ``RECIPES`` asked for ``k`` chunks (each list fetches at least ``k``)."""
+    if name not in RECIPES:
+        raise ValueError(f"unknown retrieval recipe {name!r}; choose one of {', '.join(sorted(RECIPES))}")
+    base = RECIPES[name]
+    return base.model_copy(update={"k": k, "k_dense": max(base.k_dense, k), "k_fulltext": max(base.k_fulltext, k),
+                                   "k_ppr": max(base.k_ppr, k)})
+
+
+def search(
+    db: Database,
+    embedder: Embedder,
+    question: str,
+    *,
+    k: int = 5,
+    recipe_name: str = "hybrid",
+    link_k: int = 1,
+) -> SearchResult:
+    """The top ``k`` chunks for ``question`` with the recipe ``recipe_name`` (read transactions only)."""
+    if not question.strip():
+        raise ValueError("search needs a non-empty question")
+    config = recipe(recipe_name, k)
+    mentions: list[str] = []
+    seeds: list[str] = []
+    if config.weights.ppr > 0:
+        mentions = question_mentions(question)
+        for mention in mentions:
+            for entity in link_entity(db, embedder, mention, k=link_k):
+                if entity.id not in seeds:
+                    seeds.append(entity.id)
+    chunks = hybrid_retrieve(db, embedder, question, seed_entity_ids=seeds, config=config)
+    return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds)
