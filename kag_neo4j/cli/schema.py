@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -27,8 +25,6 @@ app = typer.Typer(
     "constraints and indexes, and show what is stored.",
     no_args_is_help=True,
 )
-
-DEFAULT_DIMENSIONS = 384
 
 FileArg = Annotated[
     Path,
@@ -68,28 +64,17 @@ def _load(file: Path, namespace: str | None) -> ResolvedSchema:
     return schema
 
 
-def _embedder_dimension() -> Callable[[Settings], int] | None:
-    """``kag_neo4j.models.embedder_dimension`` when the models layer provides it."""
-    try:
-        models = importlib.import_module("kag_neo4j.models")
-        function = getattr(models, "embedder_dimension", None)
-    except ImportError:
-        return None
-    return function if callable(function) else None
-
-
 def embedding_dimensions(settings: Settings, flag: int | None) -> int:
-    """The vector dimension: the configured embedder's, else ``--dimensions``, else settings, else 384."""
-    from_embedder = _embedder_dimension()
-    if from_embedder is not None:
-        dimension = int(from_embedder(settings))
-        if flag is not None and flag != dimension:
-            raise ConfigError(
-                f"--dimensions {flag} does not match the configured embedder ({dimension} dimensions); "
-                "drop the flag or configure another embedder"
-            )
-        return dimension
-    return flag or settings.embedding_dimensions or DEFAULT_DIMENSIONS
+    """The vector dimension: the configured embedder's; ``--dimensions`` must agree with it."""
+    from kag_neo4j.models import embedder_dimension
+
+    dimension = int(embedder_dimension(settings))
+    if flag is not None and flag != dimension:
+        raise ConfigError(
+            f"--dimensions {flag} does not match the configured embedder ({dimension} dimensions); "
+            "drop the flag or configure another embedder"
+        )
+    return dimension
 
 
 _METAGRAPH_DONE = {

@@ -10,7 +10,6 @@ question words and a capitalised first word that is a common word left out.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -93,26 +92,22 @@ def capitalised_mentions(text: str) -> list[str]:
     return unique
 
 
-_extractor: Any = None
+_extractor: Any = None  # the LightExtractor, built on first use
 
 
-def _light_ner() -> Callable[[str], list[str]] | None:
-    """The builder's light NER (spaCy / jiagu) as a mention extractor, when it can run here."""
-    try:
-        light = importlib.import_module("kag_neo4j.builder.extract.light")
-        records = importlib.import_module("kag_neo4j.builder.records")
-    except ImportError:
-        return None
-    literal_types: frozenset[str] = getattr(light, "LITERAL_TYPES", frozenset())
+def _light_ner() -> Callable[[str], list[str]]:
+    """The builder's light NER (spaCy / jiagu) as a mention extractor (imported on first use: the
+    NER models load lazily and raise a KagError naming the install command when absent)."""
+    from kag_neo4j.builder.extract.light import LITERAL_TYPES, LightExtractor
+    from kag_neo4j.builder.records import ChunkRecord
 
     def extract(question: str) -> list[str]:
         global _extractor
         if _extractor is None:
-            _extractor = light.LightExtractor()
-        chunk = records.ChunkRecord(id="question", document_id="question", text=question, position=0, paragraph=0,
-                                    index=0)
+            _extractor = LightExtractor()
+        chunk = ChunkRecord(id="question", document_id="question", text=question, position=0, paragraph=0, index=0)
         extraction = _extractor.extract(chunk)
-        return [entity.name for entity in extraction.entities if entity.type not in literal_types]
+        return [entity.name for entity in extraction.entities if entity.type not in LITERAL_TYPES]
 
     return extract
 

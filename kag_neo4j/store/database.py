@@ -34,6 +34,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (
     AuthError,
     IncompleteCommit,
+    Neo4jError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -90,7 +91,7 @@ def connection_for(settings: Settings) -> Connection:
 
 
 def _reason(exc: BaseException) -> str:
-    code = getattr(exc, "code", None)
+    code = exc.code if isinstance(exc, Neo4jError) else None
     message = " ".join(str(exc).split()) or type(exc).__name__  # the driver's messages span lines
     if len(message) > 300:
         message = message[:299] + "…"

@@ -77,24 +77,10 @@ def test_apply_without_a_database_fails_cleanly() -> None:
     assert "cannot reach Neo4j" in result.stderr.replace("\n", " ")
 
 
-def test_embedding_dimensions_without_a_models_layer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_schema, "_embedder_dimension", lambda: None)
-    assert embedding_dimensions(Settings(), None) == 384
-    assert embedding_dimensions(Settings(embedding_dimensions=768), None) == 768
-    assert embedding_dimensions(Settings(embedding_dimensions=768), 16) == 16
-
-
-def test_embedding_dimensions_follow_the_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_schema, "_embedder_dimension", lambda: (lambda settings: 512))
-    assert embedding_dimensions(Settings(embedding_dimensions=768), None) == 512
-    assert embedding_dimensions(Settings(), 512) == 512
+def test_embedding_dimensions_follow_the_configured_embedder() -> None:
+    settings = Settings(embedder="hashing", embedding_dimensions=24)
+    assert embedding_dimensions(settings, None) == 24
+    assert embedding_dimensions(settings, 24) == 24
     with pytest.raises(ConfigError, match="does not match the configured embedder"):
-        embedding_dimensions(Settings(), 16)
+        embedding_dimensions(settings, 16)
 
-
-def test_the_real_models_layer_is_used_when_present() -> None:
-    function = cli_schema._embedder_dimension()
-    if function is None:  # the models layer is optional for this sub-app
-        assert embedding_dimensions(Settings(), 24) == 24
-    else:
-        assert embedding_dimensions(Settings(embedder="hashing", embedding_dimensions=24), None) == 24
