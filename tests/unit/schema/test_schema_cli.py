@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import kag_neo4j.cli.schema as cli_schema
 from kag_neo4j.cli.schema import app, embedding_dimensions, resolve_schema_path
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import ConfigError
