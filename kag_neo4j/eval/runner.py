@@ -27,6 +27,7 @@ from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import Corpus, Question, QuestionSet
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput
+from kag_neo4j.eval.paired import Bootstrap, Difference, compare_to_baselines
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
 
@@ -99,6 +100,8 @@ class MethodSummary(BaseModel):
     qa_s_p50: float | None = None
     qa_s_p95: float | None = None
     qa_unavailable: str | None = None
+    differences: dict[str, Difference] = Field(default_factory=dict, description=(
+        "metric (R@k, EM, F1) -> the paired difference to the baseline, with its bootstrap interval"))
 
 
 class EvalRun(BaseModel):
@@ -122,6 +125,7 @@ class EvalRun(BaseModel):
     methods: list[MethodSummary]
     rows: list[QuestionResult]
     notes: list[str] = Field(default_factory=list)
+    bootstrap: Bootstrap | None = None
 
 
 class ResultCache:
@@ -285,6 +289,7 @@ def run_eval(
     warm_up: bool = True,
     info: dict[str, Any] | None = None,
     log: Callable[[str], None] | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> EvalRun:
     """Evaluate every method on every question; cached rows are reused unless ``fresh``."""
     say = log or (lambda _message: None)
@@ -338,6 +343,8 @@ def run_eval(
     rows = [results[m.name][q.id] for q in questions.questions for m in methods if q.id in results[m.name]]
     summaries = [summarise(m, [results[m.name][q.id] for q in questions.questions if q.id in results[m.name]], k_values)
                  for m in methods]
+    bootstrap = bootstrap or Bootstrap()
+    compare_to_baselines(summaries, results, [q.id for q in questions.questions], k_values, bootstrap)
     notes = [m.qa_unavailable for m in methods if m.qa_unavailable]
     extra = info or {}
     return EvalRun(
@@ -346,5 +353,5 @@ def run_eval(
         k_values=list(k_values), embedder=ctx.embedder.model_id, llm=ctx.llm_id, database=ctx.db.database,
         neo4j=extra.get("neo4j"), gds=extra.get("gds"), graph_version=extra.get("graph_version"),
         load=extra.get("load"), started_at=started_at, seconds=time.monotonic() - started, resumed_rows=resumed,
-        methods=summaries, rows=rows, notes=notes,
+        methods=summaries, rows=rows, notes=notes, bootstrap=bootstrap,
     )
