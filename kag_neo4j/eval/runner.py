@@ -310,7 +310,7 @@ def run_eval(
     pending = [q for q in questions.questions if any(q.id not in done[m.name] for m in methods)]
     if warm_up and pending:
         for method in methods:
-            if method.retrieve is not None and any(q.id not in done[method.name] for q in pending):
+            if method.retrieve is not None and method.warm_up and any(q.id not in done[method.name] for q in pending):
                 try:
                     method.retrieve(pending[0].question)
                 except Exception as exc:  # noqa: BLE001 - the timed call reports it again
