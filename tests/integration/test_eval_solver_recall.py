@@ -10,25 +10,13 @@ from kag_neo4j.eval.methods import MethodContext, build_methods
 from kag_neo4j.eval.runner import evaluate_question
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.store.database import Database
-from tests.integration.conftest import TEST_DIMENSION
-from tests.integration.solver_fixtures import DOCS, chunk_id, write_fixture_graph
-from tests.integration.test_solver_ask import YEARS_AFTER, Router, opening_year
+from tests.integration.solver_fixtures import DOCS, chunk_id
+from tests.integration.test_solver_ask import YEARS_AFTER, Router, embedder, graph, opening_year  # noqa: F401 - fixtures
 
 UNITS = {doc: doc for doc in DOCS}
 QUESTION = Question(id="q-years", answers=["28"], gold=[GoldPassage(title="hvrc"), GoldPassage(title="viaduct")],
                     question="How many years after the Harrow Valley Rail Company was founded did the Millbrook "
                              "Viaduct open?")
-
-
-@pytest.fixture
-def embedder() -> HashingEmbedder:
-    return HashingEmbedder(dimension=TEST_DIMENSION)
-
-
-@pytest.fixture
-def graph(db: Database, embedder: HashingEmbedder) -> Database:
-    write_fixture_graph(db, embedder)
-    return db
 
 
 def test_the_solver_is_scored_on_the_chunks_its_steps_used_in_order(graph: Database, embedder: HashingEmbedder) -> None:

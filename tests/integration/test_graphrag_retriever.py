@@ -22,8 +22,8 @@ from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver.retrieval import RECIPES
 from kag_neo4j.store.database import Connection, Database
 from tests.integration.conftest import TEST_DIMENSION
-from tests.integration.solver_fixtures import DOCS, chunk_id, knowledge_counts, write_fixture_graph
-from tests.integration.test_solver_ask import FOUNDER_TOWN, YEARS_AFTER, Router, opening_year
+from tests.integration.solver_fixtures import DOCS, chunk_id, knowledge_counts
+from tests.integration.test_solver_ask import FOUNDER_TOWN, YEARS_AFTER, Router, embedder, graph, opening_year  # noqa: F401 - fixtures
 
 QUESTION = "Where was Ada Pembroke born?"
 
@@ -55,17 +55,6 @@ class ForeignEmbedder(GraphragEmbedderBase):
     def embed_query(self, text: str) -> list[float]:
         self.calls += 1
         return self.inner.embed_query(text)
-
-
-@pytest.fixture
-def embedder() -> HashingEmbedder:
-    return HashingEmbedder(dimension=TEST_DIMENSION)
-
-
-@pytest.fixture
-def graph(db: Database, embedder: HashingEmbedder) -> Database:
-    write_fixture_graph(db, embedder)
-    return db
 
 
 @pytest.fixture
