@@ -2,7 +2,7 @@
 
 Questions are visited one at a time and every method runs on each before the next question,
 so no method profits from a warmer cache; each retriever runs once on the first question before
-timing starts (GDS projection, JIT, index warm-up). Per-question results go to a JSON-lines
+timing starts (GDS projection, JIT, index warm-up), but for those that call the LLM (``warm_up`` off). Per-question results go to a JSON-lines
 file under ``KAG_HOME/eval/<dataset>/`` as soon as they exist; its name hashes everything that
 changes a result (question and corpus files, method configuration, embedder, LLM, graph version),
 so an interrupted run resumes where it stopped and a changed setup starts afresh. A question that
@@ -291,7 +291,10 @@ def run_eval(
     log: Callable[[str], None] | None = None,
     bootstrap: Bootstrap | None = None,
 ) -> EvalRun:
-    """Evaluate every method on every question; cached rows are reused unless ``fresh``."""
+    """Evaluate every method on every question; cached rows are reused unless ``fresh``.
+
+    Each method's summary gets its paired differences to the baselines, with ``bootstrap``
+    intervals (:mod:`kag_neo4j.eval.paired`)."""
     say = log or (lambda _message: None)
     progress = progress or Progress()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
