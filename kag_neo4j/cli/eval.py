@@ -168,8 +168,9 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int | None, typer.Option("--limit", "-n", help="Evaluate the first N questions.")] = None,
         methods: Annotated[str | None, typer.Option(
             "--methods", "-m",
-            help="Comma-separated: dense, fulltext, dense+ppr, ours, graphrag-vector, graphrag-hybrid, naive "
-                 "(default: every retrieval method, plus naive with --qa).")] = None,
+            help="Comma-separated: dense, fulltext, dense+ppr, ours, graphrag-vector, graphrag-hybrid, naive, "
+                 "ours-solver (the solver's own recall; needs --llm) "
+                 "(default: every retrieval method but ours-solver, plus naive with --qa).")] = None,
         qa: Annotated[bool, typer.Option("--qa/--no-qa", help="Also answer the questions with the LLM (EM / F1).")] = False,
         llm: Annotated[str | None, typer.Option(
             "--llm", help="The LLM for QA: provider:model (llamacpp:..., openai:..., or a registered provider) or a model "

@@ -10,6 +10,8 @@ Retrieval (passage recall):
 ``graphrag-vector`` neo4j-graphrag's ``VectorRetriever`` on ``chunk_embedding``
 ``graphrag-hybrid`` neo4j-graphrag's ``HybridRetriever`` on ``chunk_embedding`` + ``chunk_fulltext``
 ``naive``           NaiveRAG: dense top-k, and (with QA) the same LLM answers from those passages
+``ours-solver``     the logical-form solver's own recall: the chunks its steps used, in the order
+                    it used them (needs the LLM; with QA its answer is scored too, from one run)
 ==================  =====================================================================
 
 Question answering is pluggable: an *answerer* is a callable ``(question, retrieval or None) ->
@@ -104,6 +106,8 @@ class EvalMethod:
     answer_uses_retrieval: bool = False
     config: dict[str, Any] = field(default_factory=dict)
     qa_unavailable: str | None = None
+    #: run once untimed before timing starts (off for methods whose retrieval calls the LLM)
+    warm_up: bool = True
 
 
 @dataclass
@@ -285,6 +289,45 @@ def solver_answerer(ctx: MethodContext) -> AnswerFn | None:
     return answer
 
 
+# --- the solver's own recall ----------------------------------------------------------------------
+
+
+def _solver_recall(ctx: MethodContext) -> EvalMethod:
+    """``ours-solver``: one untraced ``KAG.ask`` per question; its ranking is the chunks the run's
+    steps used, first use first (:func:`kag_neo4j.solver.used_chunks.used_chunks`)."""
+    from kag_neo4j.api import KAG
+    from kag_neo4j.solver.used_chunks import used_chunks
+
+    if ctx.llm_factory is None:
+        raise EvalError("ours-solver runs the logical-form solver, which needs an LLM; pass --llm provider:model "
+                        "(or --qa with the configured model)")
+    kag = KAG(ctx.db, ctx.llm(), ctx.embedder)
+
+    def retrieve(question: str) -> RetrievalOutput:
+        answer = kag.ask(question, trace=False)
+        chunks = [Retrieved(chunk_id=c.chunk_id, score=c.score) for c in used_chunks(answer)]
+        cited = list(dict.fromkeys(citation.chunk_id for citation in answer.citations))
+        return RetrievalOutput(chunks=chunks, details={"solver": {
+            "answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,
+            "kg_path": len(answer.kg_path)}})
+
+    return EvalMethod(name="ours-solver", description="the solver's recall: chunks its steps used, in order of use",
+                      retrieve=retrieve, warm_up=False,
+                      config={"solver": kag.config.model_dump(mode="json"), "llm": kag.llm.model_id})
+
+
+def solver_recall_answerer(_ctx: MethodContext) -> AnswerFn:
+    """``ours-solver`` with QA: the answer of the run its retrieval already made (no second run)."""
+
+    def answer(question: str, retrieval: RetrievalOutput | None) -> QAOutput:
+        solved = retrieval.details.get("solver") if retrieval is not None else None
+        if not isinstance(solved, dict):
+            raise EvalError(f"ours-solver has no solver run for {question!r} to take the answer from")
+        return QAOutput(answer=str(solved["answer"]), cited_chunk_ids=list(solved["cited"]))
+
+    return answer
+
+
 RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
     "dense": _cypher_method("dense", "dense", "vector index only (our Cypher)", linked=False),
     "fulltext": _cypher_method("fulltext", "fulltext", "fulltext BM25 only (our Cypher)", linked=False),
@@ -293,16 +336,18 @@ RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
     "graphrag-vector": _graphrag_vector,
     "graphrag-hybrid": _graphrag_hybrid,
     "naive": _cypher_method("naive", "dense", "NaiveRAG: dense top-k (+ the LLM for QA)", linked=False),
+    "ours-solver": _solver_recall,
 }
 
 #: name -> factory of an answerer (``None`` when the answerer is not available in this install)
 QA_FACTORIES: dict[str, Callable[[MethodContext], AnswerFn | None]] = {
     "naive": naive_answerer,
     "ours": solver_answerer,
+    "ours-solver": solver_recall_answerer,
 }
 
 #: answerers that read the method's own retrieval (their latency includes it)
-_USES_RETRIEVAL = {"naive"}
+_USES_RETRIEVAL = {"naive", "ours-solver"}
 
 
 def available_methods() -> list[str]:

@@ -9,6 +9,8 @@
   first ``k`` distinct retrieved passages (a passage is a title for HotpotQA/2Wiki, a paragraph
   for MuSiQue; :mod:`kag_neo4j.eval.datasets` turns both into comparable *units*).
 * :func:`percentile` - linear-interpolated percentiles for latency (numpy's default method).
+* :func:`paired_bootstrap` - the mean paired difference of two methods over the same questions,
+  with a percentile bootstrap interval (questions resampled with replacement, seeded).
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+from pydantic import BaseModel
+
 __all__ = [
     "best_exact_match",
     "best_f1",
     "exact_match",
     "mean",
+    "PairedDifference",
     "normalize_answer",
+    "paired_bootstrap",
     "percentile",
     "recall_at_k",
     "token_f1",
@@ -121,3 +128,61 @@ def percentile(values: Iterable[float], q: float) -> float | None:
     if lower == upper:
         return ordered[lower]
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+#: bootstrap resamples and seed of the paired differences ``kag-neo4j eval`` reports
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
+_BATCH = 1000  # resamples drawn at once (bounds memory at _BATCH x questions indices)
+
+
+class PairedDifference(BaseModel):
+    """``mean`` of ``a - b`` over ``n`` paired questions and its bootstrap interval [``low``, ``high``]."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    confidence: float = 0.95
+
+    @property
+    def excludes_zero(self) -> bool:
+        """The interval lies wholly above or below 0: the difference is unlikely to be chance."""
+        return self.low > 0 or self.high < 0
+
+
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = 0.95,
+) -> PairedDifference | None:
+    """The mean of ``a[i] - b[i]`` with a percentile bootstrap ``confidence`` interval.
+
+    ``a`` and ``b`` are one score per question, in the same question order. Each resample draws
+    ``len(a)`` questions with replacement (the same draw for both methods: the pairing is kept)
+    and takes the mean difference; the interval is the central ``confidence`` share of the
+    ``resamples`` means. The same inputs and ``seed`` give the same interval. ``None`` when there
+    are no questions.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired scores need one value per question in both lists, got {len(a)} and {len(b)}")
+    if resamples < 1:
+        raise ValueError(f"a bootstrap needs at least one resample, got {resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"a confidence level is between 0 and 1, got {confidence}")
+    if not a:
+        return None
+    differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    n = len(differences)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for start in range(0, resamples, _BATCH):
+        size = min(_BATCH, resamples - start)
+        means[start:start + size] = differences[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return PairedDifference(mean=float(differences.mean()), low=float(low), high=float(high), n=n,
+                            confidence=confidence)

@@ -1,7 +1,9 @@
 """Reports of an evaluation run: a Markdown table, JSON with every per-question row, a PNG chart.
 
 Percentages (recall, EM, F1) are printed with one decimal; a dash means "not measured" (a
-retrieval-only method has no EM, an answer-only method no recall).
+retrieval-only method has no EM, an answer-only method no recall). A ``Δ`` column is a method's
+paired difference to the baseline it names, in points, with its bootstrap interval
+(:mod:`kag_neo4j.eval.paired`); ``*`` marks an interval that excludes 0.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kag_neo4j.eval.paired import Difference
 from kag_neo4j.eval.runner import EvalRun, MethodSummary
 
 __all__ = ["chart", "markdown", "rich_table", "write_reports"]
@@ -29,11 +32,49 @@ def _pair(low: float | None, high: float | None, digits: int) -> str:
     return DASH if low is None else f"{low:.{digits}f}/{_num(high, digits)}"
 
 
+def _signed(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def difference_cell(difference: Difference | None, *, baseline: bool = False) -> str:
+    """``+2.0 [-1.5, +5.5]`` (points), ``*`` when the interval excludes 0; ``base`` for the baseline."""
+    if difference is None:
+        return "base" if baseline else DASH
+    mark = "*" if difference.excludes_zero else ""
+    return f"{_signed(difference.mean)} [{_signed(difference.low)}, {_signed(difference.high)}]{mark}"
+
+
+def compared(run: EvalRun, metrics: list[str]) -> list[tuple[str, str]]:
+    """(metric, baseline) of the ``metrics`` some method of the run was compared on, in order."""
+    found: list[tuple[str, str]] = []
+    for metric in metrics:
+        baseline = next((m.differences[metric].baseline for m in run.methods if metric in m.differences), None)
+        if baseline is not None:
+            found.append((metric, baseline))
+    return found
+
+
+def _recall_compared(run: EvalRun) -> list[tuple[str, str]]:
+    return compared(run, [f"R@{k}" for k in run.k_values])
+
+
+def _qa_compared(run: EvalRun) -> list[tuple[str, str]]:
+    return compared(run, ["EM", "F1"])
+
+
+def _difference_cells(summary: MethodSummary, pairs: list[tuple[str, str]]) -> list[str]:
+    return [difference_cell(summary.differences.get(metric), baseline=summary.method == baseline)
+            for metric, baseline in pairs]
+
+
 def columns(run: EvalRun) -> list[str]:
     qa = any(m.em is not None for m in run.methods)
     head = ["method", *(f"R@{k}" for k in run.k_values)]
+    head += [f"Δ{metric} vs {baseline}" for metric, baseline in _recall_compared(run)]
     if qa:
-        head += ["EM", "F1", "calls/q", "tokens/q"]
+        head += ["EM", "F1"]
+        head += [f"Δ{metric} vs {baseline}" for metric, baseline in _qa_compared(run)]
+        head += ["calls/q", "tokens/q"]
     head += ["ms p50/p95"]
     if qa:
         head += ["QA s p50/p95"]
@@ -43,12 +84,23 @@ def columns(run: EvalRun) -> list[str]:
 def row_cells(run: EvalRun, summary: MethodSummary) -> list[str]:
     qa = any(m.em is not None for m in run.methods)
     cells = [summary.method, *(_pct(summary.recall.get(str(k))) for k in run.k_values)]
+    cells += _difference_cells(summary, _recall_compared(run))
     if qa:
-        cells += [_pct(summary.em), _pct(summary.f1), _num(summary.llm_calls, 2), _num(summary.tokens, 0)]
+        cells += [_pct(summary.em), _pct(summary.f1), *_difference_cells(summary, _qa_compared(run)),
+                  _num(summary.llm_calls, 2), _num(summary.tokens, 0)]
     cells += [_pair(summary.retrieval_ms_p50, summary.retrieval_ms_p95, 0)]
     if qa:
         cells += [_pair(summary.qa_s_p50, summary.qa_s_p95, 2)]
     return cells + [str(summary.errors)]
+
+
+def _bootstrap_lines(run: EvalRun) -> list[str]:
+    if run.bootstrap is None or not any(m.differences for m in run.methods):
+        return []
+    setup = run.bootstrap
+    return [(f"- Δ … vs BASE: the mean per-question difference to BASE in points, with its bootstrap "
+             f"{100 * setup.confidence:g} % interval over the questions ({setup.resamples:,} resamples, seed "
+             f"{setup.seed}); * marks an interval that excludes 0, a difference these questions support")]
 
 
 def markdown(run: EvalRun) -> str:
@@ -65,6 +117,7 @@ def markdown(run: EvalRun) -> str:
         ("- calls/q, tokens/q: LLM requests and tokens per answered question (responses served from the cache "
          "count at their original cost: a cold run's figures); ms p50/p95: retrieval latency; "
          "QA s p50/p95: answer latency"),
+        *_bootstrap_lines(run),
         f"- run: {run.started_at}, {run.seconds:.0f} s"
         + (f" ({run.resumed_rows} results resumed from the cache)" if run.resumed_rows else ""),
         "",
@@ -84,7 +137,8 @@ def markdown(run: EvalRun) -> str:
 def rich_table(run: EvalRun) -> Any:
     from rich.table import Table
 
-    table = Table(title=f"{run.dataset}: {run.questions} questions (recall by {run.recall_unit})")
+    caption = " ".join(line.removeprefix("- ") for line in _bootstrap_lines(run)) or None
+    table = Table(title=f"{run.dataset}: {run.questions} questions (recall by {run.recall_unit})", caption=caption)
     for index, name in enumerate(columns(run)):
         table.add_column(name, justify="left" if index == 0 else "right")
     for summary in run.methods:

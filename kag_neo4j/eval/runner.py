@@ -2,7 +2,7 @@
 
 Questions are visited one at a time and every method runs on each before the next question,
 so no method profits from a warmer cache; each retriever runs once on the first question before
-timing starts (GDS projection, JIT, index warm-up). Per-question results go to a JSON-lines
+timing starts (GDS projection, JIT, index warm-up), but for those that call the LLM (``warm_up`` off). Per-question results go to a JSON-lines
 file under ``KAG_HOME/eval/<dataset>/`` as soon as they exist; its name hashes everything that
 changes a result (question and corpus files, method configuration, embedder, LLM, graph version),
 so an interrupted run resumes where it stopped and a changed setup starts afresh. A question that
@@ -27,6 +27,7 @@ from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import Corpus, Question, QuestionSet
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput
+from kag_neo4j.eval.paired import Bootstrap, Difference, compare_to_baselines
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
 
@@ -99,6 +100,8 @@ class MethodSummary(BaseModel):
     qa_s_p50: float | None = None
     qa_s_p95: float | None = None
     qa_unavailable: str | None = None
+    differences: dict[str, Difference] = Field(default_factory=dict, description=(
+        "metric (R@k, EM, F1) -> the paired difference to the baseline, with its bootstrap interval"))
 
 
 class EvalRun(BaseModel):
@@ -122,6 +125,7 @@ class EvalRun(BaseModel):
     methods: list[MethodSummary]
     rows: list[QuestionResult]
     notes: list[str] = Field(default_factory=list)
+    bootstrap: Bootstrap | None = None
 
 
 class ResultCache:
@@ -285,8 +289,12 @@ def run_eval(
     warm_up: bool = True,
     info: dict[str, Any] | None = None,
     log: Callable[[str], None] | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> EvalRun:
-    """Evaluate every method on every question; cached rows are reused unless ``fresh``."""
+    """Evaluate every method on every question; cached rows are reused unless ``fresh``.
+
+    Each method's summary gets its paired differences to the baselines, with ``bootstrap``
+    intervals (:mod:`kag_neo4j.eval.paired`)."""
     say = log or (lambda _message: None)
     progress = progress or Progress()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -305,7 +313,7 @@ def run_eval(
     pending = [q for q in questions.questions if any(q.id not in done[m.name] for m in methods)]
     if warm_up and pending:
         for method in methods:
-            if method.retrieve is not None and any(q.id not in done[method.name] for q in pending):
+            if method.retrieve is not None and method.warm_up and any(q.id not in done[method.name] for q in pending):
                 try:
                     method.retrieve(pending[0].question)
                 except Exception as exc:  # noqa: BLE001 - the timed call reports it again
@@ -338,6 +346,8 @@ def run_eval(
     rows = [results[m.name][q.id] for q in questions.questions for m in methods if q.id in results[m.name]]
     summaries = [summarise(m, [results[m.name][q.id] for q in questions.questions if q.id in results[m.name]], k_values)
                  for m in methods]
+    bootstrap = bootstrap or Bootstrap()
+    compare_to_baselines(summaries, results, [q.id for q in questions.questions], k_values, bootstrap)
     notes = [m.qa_unavailable for m in methods if m.qa_unavailable]
     extra = info or {}
     return EvalRun(
@@ -346,5 +356,5 @@ def run_eval(
         k_values=list(k_values), embedder=ctx.embedder.model_id, llm=ctx.llm_id, database=ctx.db.database,
         neo4j=extra.get("neo4j"), gds=extra.get("gds"), graph_version=extra.get("graph_version"),
         load=extra.get("load"), started_at=started_at, seconds=time.monotonic() - started, resumed_rows=resumed,
-        methods=summaries, rows=rows, notes=notes,
+        methods=summaries, rows=rows, notes=notes, bootstrap=bootstrap,
     )

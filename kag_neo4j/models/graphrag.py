@@ -3,7 +3,8 @@
 ``as_graphrag_llm(llm)`` is an ``LLMBase`` (both ``LLMInterface`` and ``LLMInterfaceV2``): it takes
 a prompt string (V1) or a list of messages (V2), and ``response_format`` as a pydantic class or a
 JSON-schema dict, so ``LLMEntityRelationExtractor(use_structured_output=True)`` works.
-``as_graphrag_embedder(embedder)`` is a graphrag ``Embedder``.
+``as_graphrag_embedder(embedder)`` is a graphrag ``Embedder``; ``as_kag_embedder(embedder)`` goes the
+other way (a graphrag ``Embedder`` as ours, for :mod:`kag_neo4j.graphrag`'s retrievers).
 """
 
 from __future__ import annotations
@@ -171,3 +172,42 @@ def as_graphrag_llm(llm: LLM, *, stage: str = "graphrag", max_tokens: int | None
 def as_graphrag_embedder(embedder: Embedder) -> GraphragEmbedder:
     """Wrap ``embedder`` for neo4j-graphrag components (retrievers, ``TextChunkEmbedder``)."""
     return GraphragEmbedder(embedder)
+
+
+class KagEmbedder:
+    """A neo4j-graphrag ``Embedder`` behind our :class:`~kag_neo4j.models.base.Embedder` protocol.
+
+    neo4j-graphrag embedders embed queries only: documents are embedded one by one, and the
+    dimension is that of a first embedding (read once, when asked).
+    """
+
+    def __init__(self, embedder: GraphragEmbedderBase) -> None:
+        self.embedder = embedder
+        self.model_id = f"graphrag:{type(embedder).__name__}"
+        self._dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embed_query("dimension"))
+        return self._dimension
+
+    def embed_query(self, text: str) -> list[float]:
+        return list(self.embedder.embed_query(text))
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_query(text) for text in texts]
+
+
+def as_kag_embedder(embedder: Embedder | GraphragEmbedderBase) -> Embedder:
+    """Ours as it is (or unwrapped from :class:`GraphragEmbedder`); a graphrag ``Embedder`` wrapped."""
+    if isinstance(embedder, GraphragEmbedder):
+        return embedder.embedder
+    if isinstance(embedder, GraphragEmbedderBase):
+        return KagEmbedder(embedder)
+    if isinstance(embedder, Embedder):
+        return embedder
+    raise TypeError(
+        f"an embedder must implement kag_neo4j.models.Embedder or neo4j_graphrag.embeddings.Embedder, "
+        f"got {type(embedder).__name__}; build one with kag_neo4j.models.build_embedder(settings)"
+    )

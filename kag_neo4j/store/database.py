@@ -48,6 +48,7 @@ from kag_neo4j.errors import (
     Neo4jTransientError,
     Neo4jUnavailableError,
 )
+from kag_neo4j.store import cypher
 
 #: driver errors that are retried (in transactions always, outside them when idempotent)
 RETRIED = (ServiceUnavailable, SessionExpired, TransientError)
@@ -129,12 +130,35 @@ def translate(exc: BaseException, connection: Connection, *, retried: bool = Tru
 class Database:
     """A driver plus the database name; use as a context manager or call :meth:`close`."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, *, driver: neo4j.Driver | None = None) -> None:
         self.connection = connection
-        self._driver = GraphDatabase.driver(
+        #: a driver handed in (:meth:`from_driver`) belongs to its caller: ``close`` leaves it open
+        self._owns_driver = driver is None
+        self._driver = driver if driver is not None else GraphDatabase.driver(
             connection.uri, auth=connection.auth, notifications_min_severity="OFF",
             max_transaction_retry_time=connection.retry_seconds,
         )
+
+    @classmethod
+    def from_driver(
+        cls, driver: neo4j.Driver, database: str | None = None, *, uri: str | None = None, retry_seconds: float = 30.0
+    ) -> Database:
+        """A Database over an application's own ``neo4j.Driver`` (which :meth:`close` leaves open).
+
+        ``database`` ``None`` means the user's home database, as for the driver itself; its name
+        is read once (projections are named after it). ``uri`` only names the server in error
+        messages (default: the address the driver reaches). Transactions are retried as that
+        driver was configured (``max_transaction_retry_time``).
+        """
+        if not isinstance(driver, neo4j.Driver):
+            raise TypeError(f"Database.from_driver needs a neo4j.Driver, got {type(driver).__name__}")
+        if uri is None:
+            address = driver.get_server_info().address
+            uri = f"{address.host}:{address.port}"
+        if database is None:
+            records, _, _ = driver.execute_query(cypher.query("store/home_database"), routing_=neo4j.RoutingControl.READ)
+            database = str(records[0]["name"])
+        return cls(Connection(uri, database, None, retry_seconds), driver=driver)
 
     @classmethod
     def connect(cls, settings: Settings, *, verify: bool = True) -> Database:
@@ -168,7 +192,8 @@ class Database:
         return self.connection.database
 
     def close(self) -> None:
-        self._driver.close()
+        if self._owns_driver:
+            self._driver.close()
 
     def __enter__(self) -> Database:
         return self

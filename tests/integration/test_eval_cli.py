@@ -61,7 +61,17 @@ def test_eval_prints_recall_for_each_method_writes_reports_and_resumes(
     assert "reused 10 passages" in first.output
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert report.count("\n| dense |") == 1 and report.count("\n| ours |") == 1
+    assert "| method | R@2 | R@5 | ΔR@2 vs dense | ΔR@5 vs dense |" in report
     data = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    ours = next(m for m in data["methods"] if m["method"] == "ours")
+    dense_rows = {r["question_id"]: r["recall"]["5"] for r in data["rows"] if r["method"] == "dense"}
+    ours_rows = {r["question_id"]: r["recall"]["5"] for r in data["rows"] if r["method"] == "ours"}
+    gain = ours["differences"]["R@5"]
+    assert gain["baseline"] == "dense" and gain["n"] == 3
+    assert gain["mean"] == pytest.approx(sum(ours_rows[q] - dense_rows[q] for q in dense_rows) / 3)
+    assert gain["low"] <= gain["mean"] <= gain["high"]
+    assert data["bootstrap"] == {"resamples": 10000, "seed": 0, "confidence": 0.95}
+    assert f"{100 * gain['mean']:+.1f} [{100 * gain['low']:+.1f}, {100 * gain['high']:+.1f}]" in report
     assert len(data["rows"]) == 6 and {r["method"] for r in data["rows"]} == {"dense", "ours"}
     assert (tmp_path / "out" / "chart.png").stat().st_size > 1000
     assert list((test_settings.home / "eval" / "musique_questions").glob("*.jsonl")), "rows are cached under KAG_HOME"
