@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -69,13 +68,10 @@ def _load(file: Path, namespace: str | None) -> ResolvedSchema:
 
 
 def _embedder_dimension() -> Callable[[Settings], int] | None:
-    """``kag_neo4j.models.embedder_dimension`` when the models layer provides it."""
-    try:
-        models = importlib.import_module("kag_neo4j.models")
-        function = getattr(models, "embedder_dimension", None)
-    except ImportError:
-        return None
-    return function if callable(function) else None
+    """``kag_neo4j.models.embedder_dimension`` (imported when needed: it loads no model SDK)."""
+    from kag_neo4j.models.factory import embedder_dimension
+
+    return embedder_dimension
 
 
 def embedding_dimensions(settings: Settings, flag: int | None) -> int:

@@ -210,7 +210,7 @@ def download_from_hub(
     try:
         response = urllib.request.urlopen(request, timeout=HUB_READ_TIMEOUT)
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         raise HubUnavailable(f"cannot download {url}: {reason}") from exc
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".partial")
