@@ -12,16 +12,13 @@ from pydantic import BaseModel
 
 from kag_neo4j.errors import KagError
 
-from .base import ChatMessage
+from .messages import conversation
 from .cache import NullCache
 
 if TYPE_CHECKING:
     from kag_neo4j.config import Settings
 
-CHECK_PROMPT = [
-    ChatMessage(role="system", content="You are a concise assistant."),
-    ChatMessage(role="user", content="In two short sentences, describe the river Danube."),
-]
+CHECK_PROMPT = conversation("You are a concise assistant.", "In two short sentences, describe the river Danube.")
 
 # Passages of about 60 words, English and Chinese, for the embedding speed test.
 _EN = (

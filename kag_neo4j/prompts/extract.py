@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation
 
 __all__ = [
     "EXTRACT_PROMPT_VERSION",
@@ -197,7 +198,4 @@ def build_extract_messages(
     if path:
         lines.append(f"{labels[1]}: {' > '.join(path)}")
     lines.append(f"{labels[2]}:\n{text}")
-    return [
-        ChatMessage(role="system", content=system_prompt(language, schema_listing)),
-        ChatMessage(role="user", content="\n".join(lines)),
-    ]
+    return conversation(system_prompt(language, schema_listing), lines)
