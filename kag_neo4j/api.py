@@ -114,7 +114,7 @@ class KAG:
         """Write the run; on failure keep the answer, without a run id, and say why."""
         run_id = uuid.uuid4().hex
         try:
-            write_trace(self.db, answer, run_id, model=getattr(self.llm, "model_id", None))
+            write_trace(self.db, answer, run_id, model=self.llm.model_id)
         except (Neo4jError, DriverError) as exc:
             code = exc.code if isinstance(exc, Neo4jError) and exc.code else type(exc).__name__
             message = (
@@ -132,9 +132,8 @@ class KAG:
         return read_trace(self.db, run_id)
 
     def close(self) -> None:
-        close = getattr(self.llm, "close", None)
-        if callable(close) and self._owns_db:
-            close()
+        if self._owns_db:
+            self.llm.close()
         if self._owns_db:
             self.db.close()
 

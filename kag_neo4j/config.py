@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     load_lock_wait: float = Field(default=120.0, ge=0)  # how long a second loader waits before it is refused
 
     # --- models (issue: models layer)
-    #: a name registered in kag_neo4j.models.providers (llamacpp, openai, or one you register)
+    #: a name registered in kag_neo4j.models.providers (the one list of providers)
     llm_provider: str = Field(default="llamacpp", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     llm_model: str | None = None
     llm_base_url: str | None = None
@@ -86,7 +86,8 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(default=1, ge=1)
     llm_threads: int = Field(default=2, ge=1)
     llm_context: int = Field(default=4096, ge=512)
-    embedder: Literal["e5", "sentence-transformers", "openai", "hashing"] = "e5"
+    #: a name registered in kag_neo4j.models.providers (e5, sentence-transformers, openai, hashing, or yours)
+    embedder: str = "e5"
     embedding_model: str | None = None
     embedding_base_url: str | None = None  # OpenAI-compatible embedder; defaults to llm_base_url
     embedding_api_key: SecretStr | None = None  # defaults to llm_api_key
@@ -107,6 +108,15 @@ class Settings(BaseSettings):
                 f"NEO4J_URI {value!r} has an unsupported scheme; use one of "
                 + ", ".join(f"{s}://" for s in _SUPPORTED_SCHEMES)
             )
+        return value
+
+    @field_validator("embedder")
+    @classmethod
+    def _check_embedder(cls, value: str) -> str:
+        from kag_neo4j.models.providers import embedder_provider_names
+
+        if value not in embedder_provider_names():
+            raise ValueError(f"unknown KAG_EMBEDDER {value!r}; use one of {', '.join(embedder_provider_names())}")
         return value
 
     @classmethod

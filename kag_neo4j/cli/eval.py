@@ -25,6 +25,7 @@ from kag_neo4j.cli.common import console, err_console, reports_errors, settings_
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.runner import Progress, QuestionResult
+from kag_neo4j.models.providers import llm_provider_names
 
 __all__ = ["parse_llm_spec", "register"]
 
@@ -33,8 +34,6 @@ def parse_llm_spec(spec: str) -> dict[str, str]:
     text = spec.strip()
     if not text:
         raise EvalError("--llm is empty; give provider:model (e.g. openai:gpt-4o-mini) or a model name")
-    from kag_neo4j.models.providers import llm_provider_names
-
     provider, sep, model = text.partition(":")
     if provider in llm_provider_names():
         return {"llm_provider": provider, **({"llm_model": model} if sep and model else {})}
@@ -173,8 +172,8 @@ def register(app: typer.Typer) -> None:
                  "(default: every retrieval method but ours-solver, plus naive with --qa).")] = None,
         qa: Annotated[bool, typer.Option("--qa/--no-qa", help="Also answer the questions with the LLM (EM / F1).")] = False,
         llm: Annotated[str | None, typer.Option(
-            "--llm", help="The LLM for QA: provider:model (llamacpp:..., openai:..., or a registered provider) or a model "
-                          "name; implies --qa.")] = None,
+            "--llm", help="The LLM for QA: provider:model (" + ", ".join(f"{name}:..." for name in llm_provider_names())
+                          + ", or a provider you registered) or a model name; implies --qa.")] = None,
         data_dir: Annotated[Path | None, typer.Option(
             "--data-dir", envvar="KAG_BENCHMARKS_DIR",
             help="Benchmarks folder (default ../shared/benchmarks when it exists).")] = None,

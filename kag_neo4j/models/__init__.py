@@ -79,7 +79,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = vars(importlib.import_module(f"{__name__}.{module}"))[name]
     globals()[name] = value
     return value
 

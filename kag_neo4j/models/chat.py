@@ -1,10 +1,16 @@
 """The shared machinery behind every chat LLM provider.
 
-A provider implements one method, :meth:`ChatLLM._complete` (and optionally ``_acomplete``). This
-base class adds everything else the :class:`~kag_neo4j.models.base.LLM` protocol promises: the
-response cache, per-stage usage accounting, bounded concurrency, timeouts, retries with
-exponential backoff on transient errors, and schema-validated structured output with a
+A provider implements one method, :meth:`ChatLLM._complete`, which takes one
+:class:`~kag_neo4j.models.base.CompletionRequest` and returns one
+:class:`~kag_neo4j.models.base.Completion` (a natively async provider also overrides
+``_acomplete``). This base class adds everything else the :class:`~kag_neo4j.models.base.LLM`
+protocol promises: the response cache, per-stage usage accounting, bounded concurrency, timeouts,
+retries with exponential backoff on transient errors, and schema-validated structured output with a
 repair-and-retry path that ends in a clear :class:`StructuredOutputError`.
+
+That logic is written once, as flows (:mod:`kag_neo4j.models.flow`): generators that yield
+:class:`Send` (one request) or :class:`Pause` (a backoff) and receive a :class:`Reply`. A sync and
+an async driver run them; they are the only code that differs between ``complete`` and ``acomplete``.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -30,7 +38,7 @@ from kag_neo4j.errors import (
     TransientModelError,
 )
 
-from .base import ChatMessage
+from .base import CallOptions, ChatMessage, Completion, CompletionRequest, MessagesLike
 from .cache import CachedResponse, NullCache, ResponseStore, cache_key
 from .structured import (
     InvalidOutput,
@@ -40,23 +48,16 @@ from .structured import (
     repair_messages,
     with_schema_instruction,
 )
+from .flow import adrive, drive
 from .usage import Usage
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
-MessagesLike = Sequence[ChatMessage | Mapping[str, str]]
-
-
-class Completion(BaseModel):
-    """One reply, with what it cost."""
-
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    cached: bool = False
-    finish_reason: str | None = None
+__all__ = ["ChatLLM", "Completion", "CompletionRequest", "RetryPolicy", "coerce_messages", "estimate_tokens"]
 
 
 class RetryPolicy(BaseModel):
@@ -120,10 +121,39 @@ def _check_against_schema(value: Any, schema: Mapping[str, Any]) -> None:
         raise InvalidOutput(f"{path}: {exc.message}", json.dumps(value, ensure_ascii=False)) from exc
 
 
+@dataclass(frozen=True)
+class Send:
+    """A flow's command: send ``request`` to the model (the driver answers with a :class:`Reply`)."""
+
+    request: CompletionRequest
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A flow's command: wait ``seconds`` before the next attempt (the driver answers None)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one request gave: a completion or a model error, and the seconds it took."""
+
+    completion: Completion | None
+    error: ModelError | None
+    seconds: float
+
+
+#: a flow of chat requests (see :mod:`kag_neo4j.models.flow`)
+CallFlow = Generator[Send | Pause, Reply | None, T]
+
+
 class ChatLLM(ABC):
     """Base class of every chat provider; implements the :class:`~kag_neo4j.models.base.LLM` protocol."""
 
     provider: ClassVar[str] = "abstract"
+    #: the weights file of a local model (None for a remote one); ``models check`` times :meth:`load`
+    model_path: Path | None = None
 
     def __init__(
         self,
@@ -160,179 +190,231 @@ class ChatLLM(ABC):
 
     # ------------------------------------------------------------------ provider hooks
     @abstractmethod
-    def _complete(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
-        """One request to the model. ``schema`` is the requested JSON schema (None for free text);
-        when :meth:`_enforces_schema` is false the messages already describe it.
+    def _complete(self, request: CompletionRequest) -> Completion:
+        """One request to the model (see :class:`~kag_neo4j.models.base.CompletionRequest`).
 
-        Raise :class:`TransientModelError` (or :class:`ModelTimeoutError`) for failures worth
-        retrying, :class:`ModelError` for the rest.
+        Stop within ``request.timeout``. Raise :class:`TransientModelError` (or
+        :class:`ModelTimeoutError`) for failures worth retrying, :class:`ModelError` for the rest.
         """
 
-    async def _acomplete(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
-        """Async variant; by default runs :meth:`_complete` in a worker thread."""
-        return await asyncio.to_thread(
-            self._complete_in_slot,
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            schema=schema,
-            timeout=timeout,
-        )
+    async def _acomplete(self, request: CompletionRequest) -> Completion:
+        """Async variant (a provider with ``supports_async`` overrides it); by default runs
+        :meth:`_complete` in a worker thread."""
+        return await asyncio.to_thread(self._complete_in_slot, request)
 
-    def _enforces_schema(self) -> bool:
-        """Whether :meth:`_complete` enforces a JSON schema itself (grammar / structured output)."""
+    @property
+    def supports_structured_output(self) -> bool:
+        """Whether :meth:`_complete` enforces ``request.json_schema`` itself (grammar / structured output)."""
         return False
 
-    def _cache_params(self, max_tokens: int, temperature: float) -> dict[str, Any]:
+    @property
+    def supports_async(self) -> bool:
+        """Whether :meth:`_acomplete` is natively async (else a worker thread runs :meth:`_complete`)."""
+        return False
+
+    def _cache_params(self, request: CompletionRequest) -> dict[str, Any]:
         """Sampling parameters that change the reply (part of the cache key)."""
-        return {"max_tokens": max_tokens, "temperature": temperature}
+        return {"max_tokens": request.max_tokens, "temperature": request.temperature}
+
+    def load(self) -> None:
+        """Load the weights now, where there are any (otherwise the first call does)."""
+
+    def last_perf(self) -> dict[str, float] | None:
+        """The model's own counters for the last call (prompt/generation tokens and seconds), if it has any."""
+        return None
 
     def close(self) -> None:
         """Release the model or client (optional)."""
 
     # ------------------------------------------------------------------ LLM protocol
-    def generate(
-        self,
-        messages: MessagesLike,
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-    ) -> str:
-        return self.complete(messages, stage=stage, max_tokens=max_tokens, temperature=temperature).text
+    def generate(self, messages: MessagesLike, **options: Unpack[CallOptions]) -> str:
+        return self.complete(messages, **options).text
 
-    async def agenerate(
-        self,
-        messages: MessagesLike,
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-    ) -> str:
-        completion = await self.acomplete(messages, stage=stage, max_tokens=max_tokens, temperature=temperature)
-        return completion.text
+    async def agenerate(self, messages: MessagesLike, **options: Unpack[CallOptions]) -> str:
+        return (await self.acomplete(messages, **options)).text
 
-    def generate_object(
-        self,
-        messages: MessagesLike,
-        response_model: type[M],
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-    ) -> M:
-        value, _ = self.complete_object(
-            messages, response_model, stage=stage, max_tokens=max_tokens, temperature=temperature
-        )
-        return value
+    def generate_object(self, messages: MessagesLike, response_model: type[M], **options: Unpack[CallOptions]) -> M:
+        return self.complete_object(messages, response_model, **options)[0]
 
     async def agenerate_object(
-        self,
-        messages: MessagesLike,
-        response_model: type[M],
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
+        self, messages: MessagesLike, response_model: type[M], **options: Unpack[CallOptions]
     ) -> M:
-        value, _ = await self.acomplete_object(
-            messages, response_model, stage=stage, max_tokens=max_tokens, temperature=temperature
-        )
-        return value
+        return (await self.acomplete_object(messages, response_model, **options))[0]
 
-    # ------------------------------------------------------------------ extensions
+    def complete(self, messages: MessagesLike, **options: Unpack[CallOptions]) -> Completion:
+        """Free-text reply with its token counts (cached)."""
+        return drive(self._text_flow(messages, **options), self._step)
+
+    async def acomplete(self, messages: MessagesLike, **options: Unpack[CallOptions]) -> Completion:
+        return await adrive(self._text_flow(messages, **options), self._astep)
+
     def complete_object(
-        self,
-        messages: MessagesLike,
-        response_model: type[M],
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
+        self, messages: MessagesLike, response_model: type[M], **options: Unpack[CallOptions]
     ) -> tuple[M, Completion]:
         """Like :meth:`generate_object`, also returning the valid reply and what it cost."""
-        return self._structured(
-            coerce_messages(messages),
-            json_schema_of(response_model),
-            lambda text: parse_object(text, response_model),
-            stage=stage,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            label=response_model.__name__,
-        )
+        return drive(self._model_flow(messages, response_model, **options), self._step)
 
     async def acomplete_object(
-        self,
-        messages: MessagesLike,
-        response_model: type[M],
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
+        self, messages: MessagesLike, response_model: type[M], **options: Unpack[CallOptions]
     ) -> tuple[M, Completion]:
-        return await self._astructured(
-            coerce_messages(messages),
-            json_schema_of(response_model),
-            lambda text: parse_object(text, response_model),
-            stage=stage,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            label=response_model.__name__,
-        )
+        return await adrive(self._model_flow(messages, response_model, **options), self._astep)
 
+    # ------------------------------------------------------------------ extensions
     def generate_json(
-        self,
-        messages: MessagesLike,
-        schema: Mapping[str, Any],
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
+        self, messages: MessagesLike, schema: Mapping[str, Any], **options: Unpack[CallOptions]
     ) -> tuple[Any, Completion]:
         """Structured output for a raw JSON schema; returns the value and the valid reply."""
-        return self._structured(
-            coerce_messages(messages),
-            dict(schema),
-            lambda text: self._json_validator(text, schema),
-            stage=stage,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            label="JSON",
-        )
+        return drive(self._json_flow(messages, schema, **options), self._step)
 
     async def agenerate_json(
+        self, messages: MessagesLike, schema: Mapping[str, Any], **options: Unpack[CallOptions]
+    ) -> tuple[Any, Completion]:
+        return await adrive(self._json_flow(messages, schema, **options), self._astep)
+
+    # ------------------------------------------------------------------ flows: the logic, once
+    def _text_flow(
+        self, messages: MessagesLike, *, stage: str = "default", max_tokens: int | None = None, temperature: float = 0.0
+    ) -> CallFlow[Completion]:
+        """A free-text reply: the cache, else one call (with retries), stored."""
+        msgs = coerce_messages(messages)
+        request = self._request(msgs, None, max_tokens, temperature)
+        key = self._key(msgs, request)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
+            return self._from_cache(hit)
+        completion = yield from self._call_flow(request, stage)
+        self._store(key, completion)
+        return completion
+
+    def _model_flow(
+        self, messages: MessagesLike, response_model: type[M], **options: Unpack[CallOptions]
+    ) -> CallFlow[tuple[M, Completion]]:
+        return self._structured_flow(
+            messages, json_schema_of(response_model), lambda text: parse_object(text, response_model),
+            label=response_model.__name__, **options,
+        )
+
+    def _json_flow(
+        self, messages: MessagesLike, schema: Mapping[str, Any], **options: Unpack[CallOptions]
+    ) -> CallFlow[tuple[Any, Completion]]:
+        return self._structured_flow(
+            messages, dict(schema), lambda text: self._json_validator(text, schema), label="JSON", **options
+        )
+
+    def _structured_flow(
         self,
         messages: MessagesLike,
-        schema: Mapping[str, Any],
+        schema: dict[str, Any],
+        validate: Callable[[str], T],
         *,
+        label: str,
         stage: str = "default",
         max_tokens: int | None = None,
         temperature: float = 0.0,
-    ) -> tuple[Any, Completion]:
-        return await self._astructured(
-            coerce_messages(messages),
-            dict(schema),
-            lambda text: self._json_validator(text, schema),
-            stage=stage,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            label="JSON",
+    ) -> CallFlow[tuple[T, Completion]]:
+        """A validated value: the cache (if its entry still validates), else up to ``1 + max_repairs``
+        calls, each repair showing the model its reply and what is wrong with it."""
+        msgs = coerce_messages(messages)
+        request = self._request(msgs, schema, max_tokens, temperature)
+        key = self._key(msgs, request)
+        cached = self._valid_cache_hit(key, validate, stage)
+        if cached is not None:
+            return cached
+        failures: list[InvalidOutput] = []
+        for _ in range(1 + self.max_repairs):
+            completion = yield from self._call_flow(request, stage)
+            try:
+                value = validate(completion.text)
+            except InvalidOutput as failure:
+                failures.append(failure)
+                if completion.finish_reason == "length":  # cut off: a repair would be cut off too
+                    raise self._structured_error(failures, stage, label, request.max_tokens, truncated=True) from None
+                request = self._request(repair_messages(msgs, failure), schema, max_tokens, temperature)
+                continue
+            self._store(key, completion)
+            return value, completion
+        raise self._structured_error(failures, stage, label, request.max_tokens)
+
+    def _call_flow(self, request: CompletionRequest, stage: str) -> CallFlow[Completion]:
+        """One request, retried with backoff on transient errors; every attempt is accounted."""
+        retries = 0
+        while True:
+            reply = yield Send(request)
+            assert reply is not None
+            if reply.completion is not None:
+                return self._account(reply.completion, stage, reply.seconds)
+            self.usage.record_failure(stage, seconds=reply.seconds)
+            error = reply.error
+            if not isinstance(error, TransientModelError):
+                raise error  # type: ignore[misc]
+            if not self._retryable(error, retries):
+                raise self._exhausted(error, retries + 1) from error
+            yield Pause(self.retry.delay(retries))
+            retries += 1
+
+    # ------------------------------------------------------------------ drivers: sync and async steps
+    def _step(self, command: Send | Pause) -> Reply | None:
+        if isinstance(command, Pause):
+            time.sleep(command.seconds)
+            return None
+        started = time.monotonic()
+        try:
+            completion = self._complete_in_slot(command.request)
+        except ModelError as exc:
+            return Reply(None, exc, time.monotonic() - started)
+        return Reply(completion, None, time.monotonic() - started)
+
+    async def _astep(self, command: Send | Pause) -> Reply | None:
+        if isinstance(command, Pause):
+            await asyncio.sleep(command.seconds)
+            return None
+        async with self._async_semaphore():
+            started = time.monotonic()
+            try:
+                # the provider enforces the timeout itself; this is the backstop
+                completion = await asyncio.wait_for(self._acomplete(command.request), timeout=self.timeout + 5.0)
+            except asyncio.TimeoutError:
+                error: ModelError = ModelTimeoutError(f"no reply within {self.timeout:g}s")
+            except ModelError as exc:
+                error = exc
+            else:
+                return Reply(completion, None, time.monotonic() - started)
+            return Reply(None, error, time.monotonic() - started)
+
+    def _complete_in_slot(self, request: CompletionRequest) -> Completion:
+        with self._slots:
+            return self._complete(request)
+
+    def _async_semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._async_slots.get(loop)
+        if semaphore is None:
+            semaphore = asyncio.Semaphore(self.concurrency)
+            self._async_slots[loop] = semaphore
+        return semaphore
+
+    # ------------------------------------------------------------------ internals: requests and the cache
+    def _request(
+        self, msgs: list[ChatMessage], schema: dict[str, Any] | None, max_tokens: int | None, temperature: float
+    ) -> CompletionRequest:
+        """The request for ``msgs``; the schema goes into the prompt when the provider cannot enforce it."""
+        tokens = self.default_max_tokens if max_tokens is None else max_tokens
+        if tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {tokens}")
+        prompt = msgs if schema is None or self.supports_structured_output else with_schema_instruction(msgs, schema)
+        return CompletionRequest(
+            messages=tuple(prompt), max_tokens=tokens, temperature=temperature, json_schema=schema, timeout=self.timeout
+        )
+
+    def _key(self, msgs: list[ChatMessage], request: CompletionRequest) -> str:
+        """The cache key: the caller's messages (not the schema instruction), the schema, the sampling."""
+        return cache_key(
+            provider=self.provider,
+            model=self.model_id,
+            messages=msgs,
+            schema=request.json_schema,
+            params=self._cache_params(request),
         )
 
     @staticmethod
@@ -343,61 +425,6 @@ class ChatLLM(ABC):
         except InvalidOutput as exc:
             raise InvalidOutput(exc.reason, text) from exc
         return value
-
-    def complete(
-        self,
-        messages: MessagesLike,
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-    ) -> Completion:
-        """Free-text reply with its token counts (cached)."""
-        msgs = coerce_messages(messages)
-        tokens = self._max_tokens(max_tokens)
-        key = self._key(msgs, None, tokens, temperature)
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
-            return self._from_cache(hit)
-        completion = self._call(msgs, stage=stage, max_tokens=tokens, temperature=temperature, schema=None)
-        self._store(key, completion)
-        return completion
-
-    async def acomplete(
-        self,
-        messages: MessagesLike,
-        *,
-        stage: str = "default",
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-    ) -> Completion:
-        msgs = coerce_messages(messages)
-        tokens = self._max_tokens(max_tokens)
-        key = self._key(msgs, None, tokens, temperature)
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
-            return self._from_cache(hit)
-        completion = await self._acall(msgs, stage=stage, max_tokens=tokens, temperature=temperature, schema=None)
-        self._store(key, completion)
-        return completion
-
-    # ------------------------------------------------------------------ internals: cache
-    def _max_tokens(self, max_tokens: int | None) -> int:
-        tokens = self.default_max_tokens if max_tokens is None else max_tokens
-        if tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {tokens}")
-        return tokens
-
-    def _key(self, msgs: list[ChatMessage], schema: dict[str, Any] | None, max_tokens: int, temperature: float) -> str:
-        return cache_key(
-            provider=self.provider,
-            model=self.model_id,
-            messages=msgs,
-            schema=schema,
-            params=self._cache_params(max_tokens, temperature),
-        )
 
     def _store(self, key: str, completion: Completion) -> None:
         self.cache.put(
@@ -422,87 +449,6 @@ class ChatLLM(ABC):
             cached=True,
         )
 
-    # ------------------------------------------------------------------ internals: structured
-    def _attempts(
-        self,
-        msgs: list[ChatMessage],
-        validate: Callable[[str], T],
-        *,
-        key: str,
-        stage: str,
-        label: str,
-        max_tokens: int,
-    ) -> Generator[list[ChatMessage], Completion, tuple[T, Completion]]:
-        """The repair loop shared by the sync and async paths: yields the conversation to send,
-        receives the completion, returns the first valid value (stored in the cache)."""
-        conversation = msgs
-        failures: list[InvalidOutput] = []
-        for _ in range(1 + self.max_repairs):
-            completion = yield conversation
-            try:
-                value = validate(completion.text)
-            except InvalidOutput as failure:
-                failures.append(failure)
-                if completion.finish_reason == "length":  # cut off: a repair would be cut off too
-                    raise self._structured_error(failures, stage, label, max_tokens, truncated=True) from None
-                conversation = repair_messages(msgs, failure)
-                continue
-            self._store(key, completion)
-            return value, completion
-        raise self._structured_error(failures, stage, label, max_tokens)
-
-    def _structured(
-        self,
-        msgs: list[ChatMessage],
-        schema: dict[str, Any],
-        validate: Callable[[str], T],
-        *,
-        stage: str,
-        max_tokens: int | None,
-        temperature: float,
-        label: str,
-    ) -> tuple[T, Completion]:
-        tokens = self._max_tokens(max_tokens)
-        key = self._key(msgs, schema, tokens, temperature)
-        cached = self._valid_cache_hit(key, validate, stage)
-        if cached is not None:
-            return cached
-        attempts = self._attempts(msgs, validate, key=key, stage=stage, label=label, max_tokens=tokens)
-        conversation = next(attempts)
-        while True:
-            completion = self._call(conversation, stage=stage, max_tokens=tokens, temperature=temperature, schema=schema)
-            try:
-                conversation = attempts.send(completion)
-            except StopIteration as done:
-                return done.value
-
-    async def _astructured(
-        self,
-        msgs: list[ChatMessage],
-        schema: dict[str, Any],
-        validate: Callable[[str], T],
-        *,
-        stage: str,
-        max_tokens: int | None,
-        temperature: float,
-        label: str,
-    ) -> tuple[T, Completion]:
-        tokens = self._max_tokens(max_tokens)
-        key = self._key(msgs, schema, tokens, temperature)
-        cached = self._valid_cache_hit(key, validate, stage)
-        if cached is not None:
-            return cached
-        attempts = self._attempts(msgs, validate, key=key, stage=stage, label=label, max_tokens=tokens)
-        conversation = next(attempts)
-        while True:
-            completion = await self._acall(
-                conversation, stage=stage, max_tokens=tokens, temperature=temperature, schema=schema
-            )
-            try:
-                conversation = attempts.send(completion)
-            except StopIteration as done:
-                return done.value
-
     def _valid_cache_hit(self, key: str, validate: Callable[[str], T], stage: str) -> tuple[T, Completion] | None:
         hit = self.cache.get(key)
         if hit is None:
@@ -514,6 +460,7 @@ class ChatLLM(ABC):
         self.usage.record_cache_hit(stage, tokens=hit.prompt_tokens + hit.completion_tokens)
         return value, self._from_cache(hit)
 
+    # ------------------------------------------------------------------ internals: errors
     def _structured_error(
         self, failures: list[InvalidOutput], stage: str, label: str, max_tokens: int, *, truncated: bool = False
     ) -> StructuredOutputError:
@@ -528,27 +475,6 @@ class ChatLLM(ABC):
             "or configure a stronger model (KAG_LLM_PROVIDER / KAG_LLM_MODEL).",
             truncated=truncated,
         )
-
-    # ------------------------------------------------------------------ internals: calls
-    def _prepare(self, msgs: list[ChatMessage], schema: dict[str, Any] | None) -> tuple[list[ChatMessage], dict[str, Any] | None]:
-        """Add the schema to the prompt when the provider cannot enforce it itself."""
-        if schema is None or self._enforces_schema():
-            return msgs, schema
-        return with_schema_instruction(msgs, schema), schema
-
-    def _complete_in_slot(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
-        with self._slots:
-            return self._complete(
-                messages, max_tokens=max_tokens, temperature=temperature, schema=schema, timeout=timeout
-            )
 
     def _retryable(self, exc: TransientModelError, retries_done: int) -> bool:
         if isinstance(exc, ModelTimeoutError) and not self.retry_timeouts:
@@ -568,85 +494,6 @@ class ChatLLM(ABC):
             f"{self.provider} model {self.model_id!r} failed on {attempts} attempt(s): {exc}. "
             "Fix: check that the server is up and reachable, or raise KAG_LLM_MAX_RETRIES."
         )
-
-    def _call(
-        self,
-        msgs: list[ChatMessage],
-        *,
-        stage: str,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-    ) -> Completion:
-        prepared, enforced = self._prepare(msgs, schema)
-        retries = 0
-        while True:
-            started = time.monotonic()
-            try:
-                completion = self._complete_in_slot(
-                    prepared, max_tokens=max_tokens, temperature=temperature, schema=enforced, timeout=self.timeout
-                )
-            except TransientModelError as exc:
-                self.usage.record_failure(stage, seconds=time.monotonic() - started)
-                if not self._retryable(exc, retries):
-                    raise self._exhausted(exc, retries + 1) from exc
-                time.sleep(self.retry.delay(retries))
-                retries += 1
-                continue
-            except ModelError:
-                self.usage.record_failure(stage, seconds=time.monotonic() - started)
-                raise
-            return self._account(completion, stage, time.monotonic() - started)
-
-    async def _acall(
-        self,
-        msgs: list[ChatMessage],
-        *,
-        stage: str,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-    ) -> Completion:
-        prepared, enforced = self._prepare(msgs, schema)
-        slots = self._async_semaphore()
-        retries = 0
-        while True:
-            async with slots:
-                started = time.monotonic()
-                try:
-                    completion = await asyncio.wait_for(
-                        self._acomplete(
-                            prepared,
-                            max_tokens=max_tokens,
-                            temperature=temperature,
-                            schema=enforced,
-                            timeout=self.timeout,
-                        ),
-                        # the provider enforces the timeout itself; this is the backstop
-                        timeout=self.timeout + 5.0,
-                    )
-                except asyncio.TimeoutError:
-                    failure: TransientModelError = ModelTimeoutError(f"no reply within {self.timeout:g}s")
-                except TransientModelError as exc:
-                    failure = exc
-                except ModelError:
-                    self.usage.record_failure(stage, seconds=time.monotonic() - started)
-                    raise
-                else:
-                    return self._account(completion, stage, time.monotonic() - started)
-                self.usage.record_failure(stage, seconds=time.monotonic() - started)
-            if not self._retryable(failure, retries):
-                raise self._exhausted(failure, retries + 1) from failure
-            await asyncio.sleep(self.retry.delay(retries))
-            retries += 1
-
-    def _async_semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        semaphore = self._async_slots.get(loop)
-        if semaphore is None:
-            semaphore = asyncio.Semaphore(self.concurrency)
-            self._async_slots[loop] = semaphore
-        return semaphore
 
     def _account(self, completion: Completion, stage: str, elapsed: float) -> Completion:
         completion = completion.model_copy(update={"seconds": elapsed, "cached": False})

@@ -12,16 +12,13 @@ from pydantic import BaseModel
 
 from kag_neo4j.errors import KagError
 
-from .base import ChatMessage
+from .messages import conversation
 from .cache import NullCache
 
 if TYPE_CHECKING:
     from kag_neo4j.config import Settings
 
-CHECK_PROMPT = [
-    ChatMessage(role="system", content="You are a concise assistant."),
-    ChatMessage(role="user", content="In two short sentences, describe the river Danube."),
-]
+CHECK_PROMPT = conversation("You are a concise assistant.", "In two short sentences, describe the river Danube.")
 
 # Passages of about 60 words, English and Chinese, for the embedding speed test.
 _EN = (
@@ -75,13 +72,11 @@ def check_llm(settings: Settings, *, max_tokens: int = 40) -> LLMCheck:
 
     llm = build_llm(settings, cache=NullCache())
     report = LLMCheck(provider=llm.provider, model_id=llm.model_id)
-    loader = getattr(llm, "load", None)
-    if callable(loader):
+    path = llm.model_path
+    if path is not None:  # a local model: time loading its weights
         started = time.monotonic()
-        loader()
+        llm.load()
         report.load_seconds = round(time.monotonic() - started, 3)
-    path = getattr(llm, "model_path", None)
-    if path is not None:
         report.path = str(path)
         report.source = "cache" if str(path).startswith(str(settings.resolved_model_cache)) else "path"
     completion = llm.complete(CHECK_PROMPT, stage="check", max_tokens=max_tokens, temperature=0.0)
@@ -89,7 +84,7 @@ def check_llm(settings: Settings, *, max_tokens: int = 40) -> LLMCheck:
     report.prompt_tokens = completion.prompt_tokens
     report.completion_tokens = completion.completion_tokens
     report.seconds = round(completion.seconds, 3)
-    perf: dict[str, float] | None = getattr(llm, "last_perf", lambda: None)()
+    perf = llm.last_perf()
     if perf and perf.get("generation_seconds"):
         report.tokens_per_second = round(perf["generated_tokens"] / perf["generation_seconds"], 2)
         if perf.get("prompt_seconds"):
@@ -105,9 +100,7 @@ def check_embedder(settings: Settings, *, passages: int = 8) -> EmbedderCheck:
 
     embedder = build_embedder(settings)
     started = time.monotonic()
-    loader = getattr(embedder, "load", None)
-    if callable(loader):
-        loader()
+    embedder.load()
     dimension = embedder.dimension
     load_seconds = time.monotonic() - started
     texts = [(_EN if i % 2 == 0 else _ZH) + f" ({i})" for i in range(passages)]

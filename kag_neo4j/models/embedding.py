@@ -47,6 +47,10 @@ class BatchedEmbedder(ABC):
         self.batch_size = batch_size
         self.usage = usage if usage is not None else Usage()
 
+    def load(self) -> object:
+        """Load the model now, where there is one to load (otherwise the first call does)."""
+        return None
+
     @abstractmethod
     def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
         """Embed one batch (``query`` selects the query-side encoding where the model has one)."""

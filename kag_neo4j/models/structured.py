@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .base import ChatMessage
+from .messages import follow_up
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -147,15 +148,5 @@ def with_schema_instruction(messages: Sequence[ChatMessage], schema: dict[str, A
 
 def repair_messages(messages: Sequence[ChatMessage], failure: InvalidOutput) -> list[ChatMessage]:
     """The conversation for a repair attempt: the invalid reply, then what is wrong with it."""
-    echoed = failure.text if len(failure.text) <= _ECHO_LIMIT else failure.text[:_ECHO_LIMIT] + " ..."
-    return [
-        *messages,
-        ChatMessage(role="assistant", content=echoed),
-        ChatMessage(
-            role="user",
-            content=(
-                f"That reply is invalid: {failure.reason}. "
-                "Reply again with only the corrected JSON, nothing else."
-            ),
-        ),
-    ]
+    ask = f"That reply is invalid: {failure.reason}. Reply again with only the corrected JSON, nothing else."
+    return follow_up(messages, failure.text, ask, echo_limit=_ECHO_LIMIT)

@@ -9,19 +9,15 @@ the evidence is missing and the solver says so (:data:`I_DONT_KNOW`) — it fail
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import ChatMessage
-from kag_neo4j.prompts.context import (
-    EvidenceBudget,
-    Fact,
-    Known,
-    Language,
-    Passage,
-    evidence_block,
-    shorten,
-)
+from kag_neo4j.prompts.context import Evidence, Language, evidence_conversation, shorten
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "ANSWER_PROMPT_VERSION",
@@ -68,21 +64,9 @@ _SYSTEM = {
 _QUESTION = {"en": "Question: ", "zh": "问题："}
 
 
-def build_answer_messages(
-    question: str,
-    *,
-    language: Language,
-    known: Sequence[Known] = (),
-    facts: Sequence[Fact] = (),
-    passages: Sequence[Passage] = (),
-    budget: EvidenceBudget | None = None,
-) -> list[ChatMessage]:
-    parts = [evidence_block(language, known=known, facts=facts, passages=passages, budget=budget)]
-    parts.append(_QUESTION[language] + shorten(question, 400))
-    return [
-        ChatMessage(role="system", content=_SYSTEM[language]),
-        ChatMessage(role="user", content="\n".join(parts)),
-    ]
+def build_answer_messages(question: str, *, language: Language, **evidence: Unpack[Evidence]) -> list[ChatMessage]:
+    """System instructions, then the evidence and the question in one user message."""
+    return evidence_conversation(_SYSTEM[language], language, _QUESTION[language] + shorten(question, 400), **evidence)
 
 
 def is_unknown(text: str | None) -> bool:

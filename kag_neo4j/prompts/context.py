@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
+from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation
 from kag_neo4j.prompts.plan import detect_language
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
+    "Evidence",
     "EvidenceBudget",
     "Fact",
     "Known",
     "Language",
     "Passage",
     "evidence_block",
+    "evidence_conversation",
     "pick_language",
     "shorten",
     "type_hint",
@@ -153,3 +160,19 @@ def evidence_block(
         title = f"({shorten(passage.title, 60)}) " if passage.title else ""
         lines.append(f"[{number}] {title}{shorten(passage.text, budget.passage_chars)}")
     return "\n".join(lines)
+
+
+class Evidence(TypedDict, total=False):
+    """What a prompt shows the model as data (the keywords of :func:`evidence_block`)."""
+
+    known: Sequence[Known]
+    facts: Sequence[Fact]
+    passages: Sequence[Passage]
+    budget: EvidenceBudget | None
+
+
+def evidence_conversation(
+    system: str, language: Language, *requests: str, **evidence: Unpack[Evidence]
+) -> list[ChatMessage]:
+    """``[system, user]``: the user message is the evidence block, then each of ``requests`` on its line."""
+    return conversation(system, [evidence_block(language, **evidence), *requests])

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation
 
 __all__ = [
     "EXTRACT_PROMPT_VERSION",
@@ -67,6 +68,11 @@ class _Out(BaseModel):
     def _properties(cls, value: Any) -> dict[str, Scalar]:
         return _clean_properties(value)
 
+    @field_validator("type", "description", mode="before", check_fields=False)
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        return "" if value is None else str(value)
+
 
 class EntityOut(_Out):
     name: str
@@ -79,11 +85,6 @@ class EntityOut(_Out):
     @classmethod
     def _aliases(cls, value: Any) -> list[str]:
         return _string_list(value)
-
-    @field_validator("type", "description", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value)
 
 
 class EventOut(_Out):
@@ -103,11 +104,6 @@ class EventOut(_Out):
             for k, v in value.items()
             if v not in (None, "", [])
         }
-
-    @field_validator("type", "description", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        return "" if value is None else str(value)
 
 
 class RelationOut(_Out):
@@ -197,7 +193,4 @@ def build_extract_messages(
     if path:
         lines.append(f"{labels[1]}: {' > '.join(path)}")
     lines.append(f"{labels[2]}:\n{text}")
-    return [
-        ChatMessage(role="system", content=system_prompt(language, schema_listing)),
-        ChatMessage(role="user", content="\n".join(lines)),
-    ]
+    return conversation(system_prompt(language, schema_listing), lines)

@@ -9,12 +9,12 @@ shown with their results as ``//`` comments, which the parser ignores. The reply
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
 from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation, json_reply
 from kag_neo4j.prompts.context import Language, shorten
 from kag_neo4j.prompts.plan import system_prompt
 
@@ -96,10 +96,8 @@ def build_next_step_messages(
     question: str, done: Sequence[RunStep], *, language: Language, schema_summary: str = ""
 ) -> list[ChatMessage]:
     """System rules, the worked example as user/assistant turns, then this question's state."""
-    messages = [ChatMessage(role="system", content=system_prompt(schema_summary, language) + _RULE[language])]
     example_question, turns = EXAMPLES[language]
-    for example_done, reply in turns:
-        messages.append(ChatMessage(role="user", content=_user_turn(example_question, example_done, language)))
-        messages.append(ChatMessage(role="assistant", content=json.dumps({"logical_form": reply}, ensure_ascii=False)))
-    messages.append(ChatMessage(role="user", content=_user_turn(question, done, language)))
-    return messages
+    examples = [(_user_turn(example_question, example_done, language), json_reply(logical_form=reply))
+                for example_done, reply in turns]
+    return conversation(system_prompt(schema_summary, language) + _RULE[language], _user_turn(question, done, language),
+                        examples=examples)

@@ -8,19 +8,15 @@ The solver bounds the rounds and never runs the same query twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import ChatMessage
-from kag_neo4j.prompts.context import (
-    EvidenceBudget,
-    Fact,
-    Known,
-    Language,
-    Passage,
-    evidence_block,
-    shorten,
-)
+from kag_neo4j.prompts.context import Evidence, Language, evidence_conversation, shorten
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["JUDGE_PROMPT_VERSION", "JudgeResponse", "build_judge_messages"]
 
@@ -58,20 +54,9 @@ _TRIED = {"en": "Queries already tried: ", "zh": "已经试过的查询："}
 
 
 def build_judge_messages(
-    question: str,
-    *,
-    language: Language,
-    known: Sequence[Known] = (),
-    facts: Sequence[Fact] = (),
-    passages: Sequence[Passage] = (),
-    tried: Sequence[str] = (),
-    budget: EvidenceBudget | None = None,
+    question: str, *, language: Language, tried: Sequence[str] = (), **evidence: Unpack[Evidence]
 ) -> list[ChatMessage]:
-    parts = [evidence_block(language, known=known, facts=facts, passages=passages, budget=budget)]
-    if tried:
-        parts.append(_TRIED[language] + "; ".join(shorten(query, 80) for query in tried))
-    parts.append(_QUESTION[language] + shorten(question, 400))
-    return [
-        ChatMessage(role="system", content=_SYSTEM[language]),
-        ChatMessage(role="user", content="\n".join(parts)),
-    ]
+    """System instructions, then the evidence, the queries tried and the question in one user message."""
+    requests = [_TRIED[language] + "; ".join(shorten(query, 80) for query in tried)] if tried else []
+    requests.append(_QUESTION[language] + shorten(question, 400))
+    return evidence_conversation(_SYSTEM[language], language, *requests, **evidence)

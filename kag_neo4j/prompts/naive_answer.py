@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation
 
 __all__ = ["NAIVE_ANSWER_PROMPT_VERSION", "NaiveAnswer", "NaivePassage", "naive_answer_messages", "parse_naive_answer"]
 
@@ -59,7 +60,7 @@ def naive_answer_messages(question: str, passages: Sequence[NaivePassage], *, ma
         blocks.append(f"{heading}\n{text}")
     context = "\n\n".join(blocks) if blocks else "(no passages)"
     user = f"Passages:\n\n{context}\n\nQuestion: {question.strip()}\n\n{_FORMAT}"
-    return [ChatMessage(role="system", content=_SYSTEM), ChatMessage(role="user", content=user)]
+    return conversation(_SYSTEM, user)
 
 
 def parse_naive_answer(reply: str, passages: int) -> NaiveAnswer:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import LogicalFormError
 from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation, follow_up, json_reply
 from kag_neo4j.solver.logical_form import Plan, parse_plan
 
 __all__ = [
@@ -230,13 +231,8 @@ def build_plan_messages(question: str, schema_summary: str = "", language: str =
         raise ValueError("the question is empty; the planner needs a question to plan")
     lang = _language(language, question)
     prefix = _QUESTION_PREFIX[lang]
-    messages = [ChatMessage(role="system", content=system_prompt(schema_summary, lang))]
-    for example in EXAMPLES[lang]:
-        messages.append(ChatMessage(role="user", content=prefix + example.question))
-        reply = json.dumps({"logical_form": example.logical_form}, ensure_ascii=False)
-        messages.append(ChatMessage(role="assistant", content=reply))
-    messages.append(ChatMessage(role="user", content=prefix + question.strip()))
-    return messages
+    examples = [(prefix + example.question, json_reply(logical_form=example.logical_form)) for example in EXAMPLES[lang]]
+    return conversation(system_prompt(schema_summary, lang), prefix + question.strip(), examples=examples)
 
 
 def repair_plan_messages(
@@ -244,12 +240,11 @@ def repair_plan_messages(
 ) -> list[ChatMessage]:
     """``messages`` plus the invalid reply and what is wrong with it, for one more attempt."""
     lang = "zh" if str(language).lower().startswith("zh") else "en"
-    shown = reply if len(reply) <= 2000 else reply[:2000] + " ..."
     if lang == "zh":
         ask = f"这个计划无效：{error}。请修正后只回复 JSON。"
     else:
         ask = f"That plan is invalid: {error}. Reply again with only the corrected JSON."
-    return [*messages, ChatMessage(role="assistant", content=shown), ChatMessage(role="user", content=ask)]
+    return follow_up(messages, reply, ask)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,20 +13,25 @@ and answers with :class:`~kag_neo4j.prompts.deduce.DeduceResponse`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.models.messages import conversation
 from kag_neo4j.prompts.context import (
+    Evidence,
     EvidenceBudget,
-    Fact,
-    Known,
     Language,
     Passage,
     evidence_block,
+    evidence_conversation,
     shorten,
     type_hint,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "SUBANSWER_PROMPT_VERSION",
@@ -67,25 +72,14 @@ _EXPECT = {"en": "Expected answer: ", "zh": "期望答案："}
 
 
 def build_subanswer_messages(
-    question: str,
-    *,
-    language: Language,
-    known: Sequence[Known] = (),
-    facts: Sequence[Fact] = (),
-    passages: Sequence[Passage] = (),
-    expected_type: str | None = None,
-    budget: EvidenceBudget | None = None,
+    question: str, *, language: Language, expected_type: str | None = None, **evidence: Unpack[Evidence]
 ) -> list[ChatMessage]:
-    """System instructions, then the evidence and the sub-question in one user message."""
-    parts = [evidence_block(language, known=known, facts=facts, passages=passages, budget=budget)]
-    parts.append(_QUESTION[language] + shorten(question, 400))
+    """System instructions, then the evidence, the sub-question and the expected answer in one user message."""
+    requests = [_QUESTION[language] + shorten(question, 400)]
     hint = type_hint(expected_type, language)
     if hint:
-        parts.append(_EXPECT[language] + hint)
-    return [
-        ChatMessage(role="system", content=_SYSTEM[language]),
-        ChatMessage(role="user", content="\n".join(parts)),
-    ]
+        requests.append(_EXPECT[language] + hint)
+    return evidence_conversation(_SYSTEM[language], language, *requests, **evidence)
 
 
 _DEDUCE_TASKS = {
@@ -146,7 +140,4 @@ def build_deduce_messages(
         lines.extend(f"- {shorten(option, budget.fact_chars)}" for option in options)
     if passages:
         lines.append(evidence_block(language, passages=passages, budget=budget))
-    return [
-        ChatMessage(role="system", content=_DEDUCE_SYSTEM[language]),
-        ChatMessage(role="user", content="\n".join(lines)),
-    ]
+    return conversation(_DEDUCE_SYSTEM[language], lines)

@@ -150,12 +150,8 @@ class Runtime:
         max_tokens: int,
     ) -> M:
         """One structured model call; its tokens are added to ``record``."""
-        complete = getattr(self.llm, "complete_object", None)
-        if complete is not None:
-            value, completion = complete(messages, response_model, stage=stage, max_tokens=max_tokens)
-            record.llm_calls += 0 if completion.cached else 1
-            record.prompt_tokens += completion.prompt_tokens
-            record.completion_tokens += completion.completion_tokens
-            return value  # type: ignore[no-any-return]
-        record.llm_calls += 1
-        return self.llm.generate_object(messages, response_model, stage=stage, max_tokens=max_tokens)
+        value, completion = self.llm.complete_object(messages, response_model, stage=stage, max_tokens=max_tokens)
+        record.llm_calls += 0 if completion.cached else 1
+        record.prompt_tokens += completion.prompt_tokens
+        record.completion_tokens += completion.completion_tokens
+        return value

@@ -33,10 +33,7 @@ _USAGE_FIELDS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "s
 
 
 def _stages(llm: LLM) -> dict[str, dict[str, float]] | None:
-    usage = getattr(llm, "usage", None)
-    if usage is None or not hasattr(usage, "by_stage"):
-        return None
-    return {name: {f: getattr(u, f) for f in _USAGE_FIELDS} for name, u in usage.by_stage().items()}
+    return {name: u.model_dump(include=set(_USAGE_FIELDS)) for name, u in llm.usage.by_stage().items()}
 
 
 def _usage_delta(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]) -> dict[str, Any]:
