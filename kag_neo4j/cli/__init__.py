@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from kag_neo4j import __version__
-from kag_neo4j.cli import ask, eval as eval_cli, load, migrate, models, rules, schema, server
+from kag_neo4j.cli import ask, eval as eval_cli, load, mcp, migrate, models, rules, schema, server
 
 app = typer.Typer(
     name="kag-neo4j",
@@ -23,6 +23,7 @@ app.add_typer(rules.app, name="rules")
 load.register(app)
 ask.register(app)
 eval_cli.register(app)
+mcp.register(app)
 
 
 def _version(value: bool) -> None:

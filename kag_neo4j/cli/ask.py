@@ -134,14 +134,12 @@ def trace(
     run_id: Annotated[str | None, typer.Argument(help="The run id `kag-neo4j ask` printed (omit to list recent runs).",
                                                  show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored run as JSON.")] = False,
+    browser: Annotated[bool, typer.Option("--browser", help="Print only what Neo4j Browser needs: the :param line, "
+                                          "the query and the GraSS style sheet (blank-line separated).")] = False,
 ) -> None:
     """Print a stored run and a Cypher query that draws its reasoning path in Neo4j Browser."""
-    from kag_neo4j.solver.trace import (
-        browser_query,
-        check_run_id,
-        latest_runs,
-        read_trace,
-    )
+    from kag_neo4j.browser import browser_query, param_line, style_sheet
+    from kag_neo4j.solver.trace import check_run_id, latest_runs, read_trace
     from kag_neo4j.store.database import Database
 
     settings = settings_from(ctx)
@@ -163,9 +161,19 @@ def trace(
     if as_json:
         typer.echo(json.dumps(view.model_dump(), ensure_ascii=False, indent=2, default=str))
         return
+    if browser:  # plain echo throughout: a wrapped line would break the command, the query or the sheet
+        err_console.print("Neo4j Browser: run the :param line, then the query; drop the style sheet (saved as "
+                          "kag-trace.grass) on Browser's window to colour and caption the path", highlight=False)
+        typer.echo(param_line(run_id))
+        typer.echo("")
+        typer.echo(browser_query().strip())
+        typer.echo("")
+        typer.echo(style_sheet().strip())
+        return
     _print_trace(view)
-    console.print("\n[bold]Draw the reasoning path in Neo4j Browser[/] (run both lines):")
-    typer.echo(f":param run_id => '{run_id}'")  # plain echo: a wrapped line would break the query
+    console.print("\n[bold]Draw the reasoning path in Neo4j Browser[/] (run both lines; "
+                  "`--browser` adds a style sheet):")
+    typer.echo(param_line(run_id))
     typer.echo(browser_query().strip())
 
 

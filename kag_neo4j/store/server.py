@@ -216,6 +216,9 @@ def _write_config(instance: Path, runtime: Runtime, port: int, settings: Setting
         "server.default_listen_address=127.0.0.1",
         "server.bolt.enabled=true",
         f"server.bolt.listen_address=127.0.0.1:{port}",
+        # the routing table a neo4j:// driver fetches names this address (default: localhost:7687,
+        # which is another instance, or nothing, whenever this one runs on another port)
+        f"server.bolt.advertised_address=127.0.0.1:{port}",
         "server.http.enabled=false",
         "server.https.enabled=false",
         "dbms.security.auth_enabled=true",
