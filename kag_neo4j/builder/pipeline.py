@@ -48,12 +48,14 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kag_neo4j.builder.align import Aligner, GraphLookup, Resolver
-from kag_neo4j.builder.aligned import AlignedDocument
+from kag_neo4j.builder.alignment import Aligner
+from kag_neo4j.builder.aligned_document import AlignedDocument
 from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
 from kag_neo4j.builder.delete import delete_document
+from kag_neo4j.builder.graph_lookup import GraphLookup
 from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
+from kag_neo4j.builder.resolution import Resolver
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
 from kag_neo4j.builder.write import (
     GraphWriter,

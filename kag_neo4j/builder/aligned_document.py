@@ -1,4 +1,6 @@
-"""What the aligner hands to the vectoriser and the writer: resolved, graph-shaped rows.
+"""The aligned-document records: what alignment hands to resolution, the vectoriser and the writer.
+
+Resolved, graph-shaped rows.
 
 Every fact row names the chunk that supports it, so the writer can store provenance
 (``MENTIONED_IN`` edges, ``chunk_ids`` / ``doc_ids`` lists) and a document can later be deleted
@@ -14,6 +16,15 @@ from kag_neo4j.builder.records import ChunkRecord, PropertyValue, SourceDocument
 #: node kinds a fact can start or end at (both are written with an ``id`` uniqueness constraint)
 ENTITY = "Entity"
 EVENT = "Event"
+
+
+def entity_id(family: str, key: str) -> str:
+    """The id of the entity of type family ``family`` whose name key is ``key``."""
+    return f"{family}:{key}"
+
+
+def event_id(family: str, key: str) -> str:
+    return f"event:{family}:{key}"
 
 
 @dataclass(slots=True)
