@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, Field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from kag_neo4j.builder.records import (
     ChunkExtraction,
@@ -29,6 +27,7 @@ from kag_neo4j.errors import ConfigError, KagError, ModelError, ModelUnavailable
 from kag_neo4j.models.base import LLM
 from kag_neo4j.prompts.extract import ExtractionResponse, build_extract_messages
 
+from .base import ExtractionFailure, ExtractionResult
 from .language import detect_language
 from .schema_check import schema_check
 from .schema_view import SchemaView, schema_view
@@ -41,22 +40,11 @@ log = logging.getLogger(__name__)
 LanguageChoice = Literal["auto", "en", "zh"]
 
 
-class ExtractionFailure(BaseModel):
-    """A chunk whose extraction failed; ``reason`` says why (and the fix, from the models layer)."""
-
-    chunk_id: str
-    reason: str
+class _HasName(Protocol):
+    name: str
 
 
-class ExtractionBatch(BaseModel):
-    """Extractions of several chunks, and the chunks that failed."""
-
-    extractions: list[ChunkExtraction] = Field(default_factory=list)
-    failures: list[ExtractionFailure] = Field(default_factory=list)
-
-    def extend(self, other: ExtractionBatch) -> None:
-        self.extractions.extend(other.extractions)
-        self.failures.extend(other.failures)
+_Named = TypeVar("_Named", bound=_HasName)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s*")
@@ -97,16 +85,22 @@ class ChunkExtractionError(KagError):
         super().__init__(f"chunk {chunk_id}: {reason}")
 
 
+def _named(items: Iterable[_Named], what: str, issues: list[str]) -> Iterator[tuple[str, _Named]]:
+    """``(stripped name, item)`` for the items that have a name; the others are reported."""
+    for item in items:
+        name = item.name.strip()
+        if name:
+            yield name, item
+        else:
+            issues.append(f"dropped {what} without a name")
+
+
 def response_to_extraction(chunk_id: str, response: ExtractionResponse, *, mode: str = "full") -> ChunkExtraction:
     """Turn the model's answer into a :class:`ChunkExtraction`; unnamed items are dropped and
     reported, relation endpoints get the types of the entities they name."""
     issues: list[str] = []
     entities: list[ExtractedEntity] = []
-    for item in response.entities:
-        name = item.name.strip()
-        if not name:
-            issues.append("dropped an entity without a name")
-            continue
+    for name, item in _named(response.entities, "an entity", issues):
         entities.append(
             ExtractedEntity(
                 name=name,
@@ -118,11 +112,7 @@ def response_to_extraction(chunk_id: str, response: ExtractionResponse, *, mode:
         )
     types = {entity.name.casefold(): entity.type for entity in entities}
     events: list[ExtractedEvent] = []
-    for event_item in response.events:
-        name = event_item.name.strip()
-        if not name:
-            issues.append("dropped an event without a name")
-            continue
+    for name, event_item in _named(response.events, "an event", issues):
         events.append(
             ExtractedEvent(
                 name=name,
@@ -235,9 +225,9 @@ class FullExtractor:
         chunks: Iterable[ChunkRecord],
         *,
         on_result: Callable[[str, ChunkExtraction | ExtractionFailure], None] | None = None,
-    ) -> ExtractionBatch:
+    ) -> ExtractionResult:
         """Every chunk in order; failures are recorded, not raised."""
-        batch = ExtractionBatch()
+        batch = ExtractionResult()
         for chunk in chunks:
             result: ChunkExtraction | ExtractionFailure
             try:
@@ -253,7 +243,7 @@ class FullExtractor:
                 on_result(chunk.id, result)
         return batch
 
-    async def aextract_many(self, chunks: Sequence[ChunkRecord]) -> ExtractionBatch:
+    async def aextract_many(self, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         """Concurrently (the LLM bounds its own concurrency); results keep the input order."""
 
         async def one(chunk: ChunkRecord) -> ChunkExtraction | ExtractionFailure:
@@ -264,7 +254,7 @@ class FullExtractor:
                 return ExtractionFailure(chunk_id=chunk.id, reason=exc.reason)
 
         results = await asyncio.gather(*(one(chunk) for chunk in chunks))
-        batch = ExtractionBatch()
+        batch = ExtractionResult()
         for result in results:
             if isinstance(result, ExtractionFailure):
                 batch.failures.append(result)
