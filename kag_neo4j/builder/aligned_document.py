@@ -27,34 +27,32 @@ def event_id(family: str, key: str) -> str:
     return f"event:{family}:{key}"
 
 
-@dataclass(slots=True)
-class EntityNode:
-    """A resolved entity: ``id`` is deterministic (type family + normalised name)."""
+@dataclass(slots=True, kw_only=True)
+class GraphNode:
+    """What entity and event nodes share: ``id`` is deterministic (type family + normalised name)."""
 
     id: str
     name: str
     key: str
     family: str
     labels: tuple[str, ...] = ()
-    semantic_type: str | None = None
     description: str = ""
     properties: dict[str, PropertyValue] = field(default_factory=dict)
     embedding: list[float] | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class EntityNode(GraphNode):
+    """A resolved entity."""
+
+    semantic_type: str | None = None
     #: ``True`` when the node already exists in the graph (found by the resolver)
     existing: bool = False
 
 
-@dataclass(slots=True)
-class EventNode:
-    id: str
-    name: str
-    key: str
-    family: str
-    labels: tuple[str, ...] = ()
+@dataclass(slots=True, kw_only=True)
+class EventNode(GraphNode):
     event_type: str | None = None
-    description: str = ""
-    properties: dict[str, PropertyValue] = field(default_factory=dict)
-    embedding: list[float] | None = None
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from kag_neo4j.builder.records import (
     ChunkExtraction,
@@ -33,6 +33,7 @@ from .schema_check import schema_check
 from .schema_view import SchemaView, schema_view
 
 if TYPE_CHECKING:
+    from kag_neo4j.prompts.extract import EntityOut, EventOut
     from kag_neo4j.schema.models import ResolvedSchema
 
 log = logging.getLogger(__name__)
@@ -95,35 +96,28 @@ def _named(items: Iterable[_Named], what: str, issues: list[str]) -> Iterator[tu
             issues.append(f"dropped {what} without a name")
 
 
+def _item_fields(name: str, item: EntityOut | EventOut, default_type: str) -> dict[str, Any]:
+    """The fields an entity and an event of the model's answer share, cleaned."""
+    return {"name": name, "type": item.type.strip() or default_type, "description": item.description.strip(),
+            "properties": dict(item.properties)}
+
+
 def response_to_extraction(chunk_id: str, response: ExtractionResponse, *, mode: str = "full") -> ChunkExtraction:
     """Turn the model's answer into a :class:`ChunkExtraction`; unnamed items are dropped and
     reported, relation endpoints get the types of the entities they name."""
     issues: list[str] = []
-    entities: list[ExtractedEntity] = []
-    for name, item in _named(response.entities, "an entity", issues):
-        entities.append(
-            ExtractedEntity(
-                name=name,
-                type=item.type.strip() or "Entity",
-                description=item.description.strip(),
-                aliases=[alias for alias in item.aliases if alias != name],
-                properties=dict(item.properties),
-            )
-        )
+    entities = [
+        ExtractedEntity(**_item_fields(name, item, "Entity"), aliases=[alias for alias in item.aliases if alias != name])
+        for name, item in _named(response.entities, "an entity", issues)
+    ]
     types = {entity.name.casefold(): entity.type for entity in entities}
-    events: list[ExtractedEvent] = []
-    for name, event_item in _named(response.events, "an event", issues):
-        events.append(
-            ExtractedEvent(
-                name=name,
-                type=event_item.type.strip() or "Event",
-                description=event_item.description.strip(),
-                roles={
-                    role.strip(): value.strip() for role, value in event_item.roles.items() if role.strip() and value.strip()
-                },
-                properties=dict(event_item.properties),
-            )
+    events = [
+        ExtractedEvent(
+            **_item_fields(name, item, "Event"),
+            roles={role.strip(): value.strip() for role, value in item.roles.items() if role.strip() and value.strip()},
         )
+        for name, item in _named(response.events, "an event", issues)
+    ]
     relations: list[ExtractedRelation] = []
     for relation_item in response.relations:
         subject, predicate, obj = relation_item.subject.strip(), relation_item.predicate.strip(), relation_item.object.strip()
