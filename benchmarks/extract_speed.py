@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     extractor.extract_many(chunks[:2])  # load the models outside the timed run
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    extractions = [normalise_extraction(e) for e in extractor.extract_many(chunks)]
+    extractions = [normalise_extraction(e) for e in extractor.extract_many(chunks).extractions]
     extract_seconds = time.perf_counter() - started
 
     total = read_seconds + split_seconds + extract_seconds

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kag_neo4j.builder.align import Aligner, Resolver
-from kag_neo4j.builder.aligned import AlignedDocument
+from kag_neo4j.builder.aligned_document import AlignedDocument
+from kag_neo4j.builder.alignment import Aligner
 from kag_neo4j.builder.pipeline import peak_rss_mb
 from kag_neo4j.builder.readers import read_path
 from kag_neo4j.builder.records import (
@@ -40,6 +40,7 @@ from kag_neo4j.builder.records import (
     ExtractedEntity,
     ExtractedRelation,
 )
+from kag_neo4j.builder.resolution import Resolver
 from kag_neo4j.builder.split import split_document
 from kag_neo4j.builder.write import GraphWriter, graph_counts
 from kag_neo4j.config import load_settings

@@ -14,7 +14,7 @@ What the taxonomy does in a load:
   first), and :func:`inject_mentions` adds them to the chunk's extraction as entities, so a
   domain term is indexed even where the extractor missed it;
 * linking: an entity whose name (or alias) is a concept name gets
-  ``(:Entity)-[:BELONGS_TO]->(:Concept)`` (see :mod:`kag_neo4j.builder.align`).
+  ``(:Entity)-[:BELONGS_TO]->(:Concept)`` (see :mod:`kag_neo4j.builder.alignment`).
 
 A concept's id is ``concept:<name key>`` (see :func:`concept_id`), so a concept made from an
 entity's semantic type and the same concept from a taxonomy are one node.

@@ -44,16 +44,25 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kag_neo4j.builder.align import Aligner, GraphLookup, Resolver
-from kag_neo4j.builder.aligned import AlignedDocument
+from kag_neo4j.builder.alignment import Aligner
+from kag_neo4j.builder.aligned_document import AlignedDocument
 from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
 from kag_neo4j.builder.delete import delete_document
+from kag_neo4j.builder.extract import (
+    DocumentExtractor,
+    ExtractFunction,
+    Extraction,
+    ExtractionResult,
+    as_document_extractor,
+)
+from kag_neo4j.builder.graph_lookup import GraphLookup
 from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
+from kag_neo4j.builder.resolution import Resolver
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
 from kag_neo4j.builder.write import (
     GraphWriter,
@@ -62,7 +71,7 @@ from kag_neo4j.builder.write import (
 )
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import BuilderError
-from kag_neo4j.models.base import Embedder
+from kag_neo4j.models.base import LLM, Accounted, Embedder
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
 from kag_neo4j.store.database import Database
@@ -72,22 +81,6 @@ log = logging.getLogger(__name__)
 Mode = Literal["full", "light"]
 #: chunks per extraction group in full mode (a write transaction at least this often)
 FULL_GROUP = 16
-
-
-class ExtractionResult(BaseModel):
-    """What an extractor returns for the chunks of one document."""
-
-    extractions: list[ChunkExtraction] = Field(default_factory=list)
-    #: chunk id -> why its extraction failed
-    failures: dict[str, str] = Field(default_factory=dict)
-    #: the extractions are already normalised (dates, numbers, names)
-    normalised: bool = False
-
-
-class ChunkExtractor(Protocol):
-    """Extracts the chunks of one document (see :func:`build_extractor`)."""
-
-    def __call__(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult: ...
 
 
 class LoadOptions(BaseModel):
@@ -213,67 +206,21 @@ def peak_rss_mb() -> float:
 # --------------------------------------------------------------------------- extractors
 
 
-def _as_result(batch: Any) -> ExtractionResult:
-    if isinstance(batch, ExtractionResult):
-        return batch
-    if isinstance(batch, list):
-        return ExtractionResult(extractions=batch)
-    failures = {f.chunk_id: f.reason for f in getattr(batch, "failures", [])}
-    return ExtractionResult(extractions=list(getattr(batch, "extractions", [])), failures=failures)
-
-
-class _ExtractionStage:
-    """Adapts :class:`kag_neo4j.builder.extract.Extraction` (structured records, full or light
-    text extraction, schema check, normalisation) to :class:`ChunkExtractor`."""
-
-    def __init__(self, extraction: Any) -> None:
-        self.extraction = extraction
-
-    def register(self, documents: Sequence[SourceDocument]) -> None:
-        self.extraction.register(documents)
-
-    def __call__(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
-        result = _as_result(self.extraction.extract_document(document, chunks))
-        result.normalised = True
-        return result
-
-    def extract_many(self, items: Sequence[tuple[SourceDocument, Sequence[ChunkRecord]]]) -> list[ExtractionResult]:
-        """Several documents at once: the text chunks of all of them go through one call (spaCy
-        batches them); structured documents go one by one."""
-        results: list[ExtractionResult | None] = [None] * len(items)
-        text_items = [i for i, (doc, chunks) in enumerate(items) if chunks and not (doc.records and not doc.text.strip())]
-        if text_items:
-            combined = _as_result(self.extraction.extract_chunks([c for i in text_items for c in items[i][1]]))
-            by_chunk = {e.chunk_id: e for e in combined.extractions}
-            for i in text_items:
-                ids = [c.id for c in items[i][1]]
-                results[i] = ExtractionResult(
-                    extractions=[by_chunk[c] for c in ids if c in by_chunk],
-                    failures={c: combined.failures[c] for c in ids if c in combined.failures}, normalised=True,
-                )
-        for i, (doc, chunks) in enumerate(items):
-            if results[i] is None:
-                results[i] = self(doc, chunks) if chunks else ExtractionResult(normalised=True)
-        return [r for r in results if r is not None]
-
-
 def build_extractor(
     mode: Mode,
     settings: Settings,
     *,
     schema: ResolvedSchema | None = None,
-    llm: Any = None,
-) -> tuple[ChunkExtractor, Any]:
+    llm: LLM | None = None,
+) -> tuple[DocumentExtractor, LLM | None]:
     """The extractor for ``mode`` and the LLM it uses (``None`` in light mode)."""
     if mode not in ("full", "light"):
         raise BuilderError(f"unknown mode {mode!r}; use --mode full or --mode light")
-    from kag_neo4j.builder.extract import Extraction
-
     if mode == "full" and llm is None:
         from kag_neo4j.models import build_llm
 
         llm = build_llm(settings)
-    return _ExtractionStage(Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema)), llm
+    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema), llm
 
 
 def _normalise(extraction: ChunkExtraction) -> ChunkExtraction:
@@ -320,9 +267,9 @@ class Pipeline:
         settings: Settings,
         options: LoadOptions,
         *,
-        extractor: ChunkExtractor | None = None,
+        extractor: DocumentExtractor | ExtractFunction | None = None,
         embedder: Embedder | None = None,
-        llm: Any = None,
+        llm: LLM | None = None,
         after_write: Callable[[LoadSummary], None] | None = None,
     ) -> None:
         self.db = db
@@ -333,7 +280,7 @@ class Pipeline:
         self.llm = llm
         if extractor is None:
             extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm)
-        self.extractor = extractor
+        self.extractor = as_document_extractor(extractor)
         if embedder is None:
             from kag_neo4j.models import build_embedder
 
@@ -390,14 +337,13 @@ class Pipeline:
         return {row["id"]: row for row in rows}
 
     def _extract_all(self, items: list[tuple[SourceDocument, list[ChunkRecord]]]) -> list[ExtractionResult]:
-        many = getattr(self.extractor, "extract_many", None)
-        if many is not None and self.options.mode == "light":
-            return list(many(items))  # NER batches all chunks of the group in one pass
+        if self.extractor.batches:
+            return self.extractor.extract_documents(items)  # e.g. NER batches all chunks of the group in one pass
         results = []
         for doc, chunks in items:  # one document at a time, so the progress bar moves with the LLM
             if self._progress is not None:
                 self._progress.update(self._task, description=f"extracting {doc.title[:30]} ({len(chunks)} chunks)")
-            results.append(self.extractor(doc, chunks) if chunks else ExtractionResult())
+            results.append(self.extractor.extract_document(doc, chunks) if chunks else ExtractionResult())
         return results
 
     def _finish_extraction(self, chunks: list[ChunkRecord], result: ExtractionResult) -> tuple[list[ChunkExtraction], dict[str, str]]:
@@ -410,7 +356,7 @@ class Pipeline:
             if taxonomy is not None and extraction.chunk_id in text_of:
                 extraction = inject_mentions(extraction, text_of[extraction.chunk_id], taxonomy)
             extractions.append(extraction)
-        return extractions, dict(result.failures)
+        return extractions, result.failure_reasons()
 
     def _process(self, items: list[tuple[SourceDocument, list[ChunkRecord]]], stored: dict[str, dict[str, Any]]) -> None:
         """Extract, align, replace, resolve, embed and write one group. Extraction comes first and
@@ -458,9 +404,8 @@ class Pipeline:
             with self._progress_bar(total) as progress, self.lease:
                 self._progress = progress
                 self.prepare()
-                register = getattr(self.extractor, "register", None)
-                if register is not None and isinstance(documents, Sequence):
-                    register(documents)
+                if isinstance(documents, Sequence):
+                    self.extractor.register(documents)
                 for group in _groups(documents, self.options.batch_size):
                     self._run_group(group)
             completed = True
@@ -537,9 +482,8 @@ class Pipeline:
         return progress
 
     def _finish(self, *, count_graph: bool) -> None:
-        usage = getattr(self.llm, "usage", None)
-        if usage is not None:
-            total = usage.total()
+        if isinstance(self.llm, Accounted):  # the models layer's declared usage ledger
+            total = self.llm.usage.total()
             self.summary.llm_calls = total.calls
             self.summary.llm_cache_hits = total.cache_hits
             self.summary.tokens = total.total_tokens
@@ -581,9 +525,9 @@ def load(
     options: LoadOptions | None = None,
     *,
     documents: Iterable[SourceDocument] | None = None,
-    extractor: ChunkExtractor | None = None,
+    extractor: DocumentExtractor | ExtractFunction | None = None,
     embedder: Embedder | None = None,
-    llm: Any = None,
+    llm: LLM | None = None,
     after_write: Callable[[LoadSummary], None] | None = None,
 ) -> LoadSummary:
     """Load files (or ready ``documents``) into the graph; see the module docs."""

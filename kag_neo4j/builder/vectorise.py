@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kag_neo4j.builder.aligned import AlignedDocument
+from kag_neo4j.builder.aligned_document import AlignedDocument
 from kag_neo4j.builder.concepts import Taxonomy
 from kag_neo4j.builder.records import ChunkRecord
 from kag_neo4j.errors import ModelError

@@ -40,7 +40,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from kag_neo4j.builder.aligned import (
+from kag_neo4j.builder.aligned_document import (
     ENTITY,
     EVENT,
     AlignedDocument,
@@ -50,6 +50,7 @@ from kag_neo4j.builder.aligned import (
 )
 from kag_neo4j.builder.concepts import Taxonomy
 from kag_neo4j.builder.records import ChunkRecord
+from kag_neo4j.builder.tally import Tally
 from kag_neo4j.errors import BuilderError, InvalidIdentifierError
 from kag_neo4j.store.cypher import query, render
 from kag_neo4j.store.database import Database
@@ -60,7 +61,7 @@ _LABEL_OF_KIND = {ENTITY: "Entity", EVENT: "Event"}
 
 
 @dataclass
-class WriteStats:
+class WriteStats(Tally):
     """What the writer sent (rows, not graph deltas: re-sent rows count again)."""
 
     transactions: int = 0
@@ -78,11 +79,6 @@ class WriteStats:
         """Mentions plus relations: the edges that carry knowledge."""
         return self.mentions + self.relations
 
-    def add(self, other: WriteStats) -> None:
-        for name in ("transactions", "documents", "chunks", "entities", "events", "mentions", "relations",
-                     "concept_links"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.seconds += other.seconds
 
 
 @dataclass

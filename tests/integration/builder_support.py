@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
-from kag_neo4j.builder.pipeline import ExtractionResult
+from kag_neo4j.builder.extract import ExtractionResult
 from kag_neo4j.builder.records import (
     ChunkExtraction,
     ChunkRecord,

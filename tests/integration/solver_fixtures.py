@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
-from kag_neo4j.builder.aligned import AlignedDocument, EntityNode, FactEdge, Mention
+from kag_neo4j.builder.aligned_document import AlignedDocument, EntityNode, FactEdge, Mention
 from kag_neo4j.builder.records import ChunkRecord, SourceDocument
 from kag_neo4j.builder.write import GraphWriter, bump_graph_version
 from kag_neo4j.models.base import Embedder

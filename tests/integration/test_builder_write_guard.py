@@ -8,10 +8,12 @@ import hashlib
 
 import pytest
 
-from kag_neo4j.builder.align import Aligner, GraphLookup, Resolver
-from kag_neo4j.builder.aligned import AlignedDocument
+from kag_neo4j.builder.aligned_document import AlignedDocument
+from kag_neo4j.builder.alignment import Aligner
 from kag_neo4j.builder.delete import delete_in_tx
+from kag_neo4j.builder.graph_lookup import GraphLookup
 from kag_neo4j.builder.records import SourceDocument
+from kag_neo4j.builder.resolution import Resolver
 from kag_neo4j.builder.split import split_document
 from kag_neo4j.builder.vectorise import Vectoriser
 from kag_neo4j.builder.write import GraphWriter, SliceRows, WriteStats, slices, write_rows

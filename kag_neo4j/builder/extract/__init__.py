@@ -1,15 +1,16 @@
-"""Extraction: chunks -> :class:`~kag_neo4j.builder.records.ChunkExtraction`.
+"""Extraction: chunks -> :class:`~kag_neo4j.builder.extract.base.ExtractionResult`.
 
 * ``full`` (:class:`FullExtractor`): one structured LLM call per chunk.
 * ``light`` (:class:`LightExtractor`): spaCy / jiagu NER and co-occurrence relations, no LLM.
 * ``structured`` (:func:`structured_extract`): CSV/JSON records mapped onto schema types.
 
-:func:`extract_document` picks the right one for a document (records go the structured way
-whatever the mode), holds the result against the schema and normalises it:
+All three return one :class:`ExtractionResult` (extractions, failed chunks). :class:`Extraction`,
+the :class:`DocumentExtractor` a load uses, picks the right one for a document (records go the
+structured way whatever the mode), holds the result against the schema and normalises it:
 
     from kag_neo4j.builder.extract import Extraction, schema_view
     extraction = Extraction(mode="full", llm=llm, schema=schema_view(resolved_schema))
-    batch = extraction.extract_document(doc, chunks)   # batch.extractions, batch.failures
+    result = extraction.extract_document(doc, chunks)   # result.extractions, result.failures
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from kag_neo4j.builder.normalise import normalise_extraction
 from kag_neo4j.builder.records import ChunkRecord, SourceDocument
 from kag_neo4j.errors import ConfigError
 
-from .full import ChunkExtractionError, ExtractionBatch, ExtractionFailure, FullExtractor, response_to_extraction
+from .base import (
+    ChunkExtractor,
+    DocumentChunks,
+    DocumentExtractor,
+    ExtractFunction,
+    ExtractionFailure,
+    ExtractionResult,
+    FunctionExtractor,
+    as_document_extractor,
+)
+from .full import ChunkExtractionError, FullExtractor, response_to_extraction
 from .language import cjk_ratio, detect_language
 from .light import LightExtractor
 from .schema_check import schema_check
@@ -34,13 +45,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChunkExtractionError",
+    "ChunkExtractor",
+    "DocumentChunks",
+    "DocumentExtractor",
+    "ExtractFunction",
     "Extraction",
-    "ExtractionBatch",
     "ExtractionFailure",
+    "ExtractionResult",
     "FullExtractor",
+    "FunctionExtractor",
     "LightExtractor",
     "RecordIndex",
     "SchemaView",
+    "as_document_extractor",
     "cjk_ratio",
     "detect_language",
     "response_to_extraction",
@@ -52,11 +69,12 @@ __all__ = [
 Mode = Literal["full", "light"]
 
 
-class Extraction:
+class Extraction(DocumentExtractor):
     """The extraction stage of a load: one mode, one schema (or none), one record index.
 
     ``normalise``: pass every result through
-    :func:`~kag_neo4j.builder.normalise.normalise_extraction` (dates, numbers, names).
+    :func:`~kag_neo4j.builder.normalise.normalise_extraction` (dates, numbers, names). In light
+    mode it batches: the text chunks of a whole group of documents go through NER in one pass.
     """
 
     def __init__(
@@ -80,6 +98,16 @@ class Extraction:
         self.index = index if index is not None else RecordIndex()
         self.full = FullExtractor(llm, schema=self.schema) if llm is not None and mode == "full" else None
         self.light = LightExtractor(schema=self.schema) if mode == "light" else None
+        #: light mode takes a whole group of documents at once (spaCy batches their chunks); full
+        #: mode goes document by document, so a load's progress moves with the LLM
+        self.batches = mode == "light"
+
+    @property
+    def text_extractor(self) -> ChunkExtractor:
+        """The extractor of text chunks for the mode."""
+        extractor: ChunkExtractor | None = self.light if self.mode == "light" else self.full
+        assert extractor is not None
+        return extractor
 
     def register(self, documents: Sequence[SourceDocument]) -> None:
         """Index the record ids of structured documents so references between tables resolve
@@ -87,29 +115,44 @@ class Extraction:
         for document in documents:
             self.index.add_document(document)
 
-    def _finish(self, batch: ExtractionBatch) -> ExtractionBatch:
+    def _finish(self, result: ExtractionResult) -> ExtractionResult:
         if self.normalise:
-            batch.extractions = [normalise_extraction(e, dayfirst=self.dayfirst) for e in batch.extractions]
-        return batch
+            result.extractions = [normalise_extraction(e, dayfirst=self.dayfirst) for e in result.extractions]
+        result.normalised = self.normalise
+        return result
 
-    def extract_chunks(self, chunks: Sequence[ChunkRecord]) -> ExtractionBatch:
+    def extract_chunks(self, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         """Text chunks through the configured mode."""
-        if self.mode == "light":
-            assert self.light is not None
-            return self._finish(ExtractionBatch(extractions=self.light.extract_many(chunks)))
-        assert self.full is not None
-        return self._finish(self.full.extract_many(chunks))
+        return self._finish(self.text_extractor.extract_many(chunks))
 
-    async def aextract_chunks(self, chunks: Sequence[ChunkRecord]) -> ExtractionBatch:
+    async def aextract_chunks(self, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         if self.mode == "light":
             return self.extract_chunks(chunks)
         assert self.full is not None
         return self._finish(await self.full.aextract_many(chunks))
 
-    def extract_document(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionBatch:
+    @staticmethod
+    def _structured(document: SourceDocument) -> bool:
+        return bool(document.records) and not document.text.strip()
+
+    def extract_document(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         """All chunks of one document: structured records directly, text by the mode."""
-        if document.records and not document.text.strip():
+        if self._structured(document):
             self.index.add_document(document)
-            results = structured_extract(document, chunks, schema=self.schema, index=self.index)
-            return self._finish(ExtractionBatch(extractions=[schema_check(r, self.schema) for r in results]))
+            result = structured_extract(document, chunks, schema=self.schema, index=self.index)
+            result.extractions = [schema_check(r, self.schema) for r in result.extractions]
+            return self._finish(result)
         return self.extract_chunks(chunks)
+
+    def extract_documents(self, items: Sequence[DocumentChunks]) -> list[ExtractionResult]:
+        """Several documents at once: the text chunks of all of them go through one call (spaCy
+        batches them); structured documents go one by one."""
+        text = {i for i, (document, chunks) in enumerate(items) if chunks and not self._structured(document)}
+        combined = self.extract_chunks([c for i in sorted(text) for c in items[i][1]]) if text else ExtractionResult()
+        results = []
+        for i, (document, chunks) in enumerate(items):
+            if i in text:
+                results.append(combined.of_chunks([c.id for c in chunks]))
+            else:
+                results.append(self.extract_document(document, chunks) if chunks else ExtractionResult(normalised=True))
+        return results

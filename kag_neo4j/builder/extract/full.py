@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, Field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from kag_neo4j.builder.records import (
     ChunkExtraction,
@@ -29,11 +27,13 @@ from kag_neo4j.errors import ConfigError, KagError, ModelError, ModelUnavailable
 from kag_neo4j.models.base import LLM
 from kag_neo4j.prompts.extract import ExtractionResponse, build_extract_messages
 
+from .base import ExtractionFailure, ExtractionResult
 from .language import detect_language
 from .schema_check import schema_check
 from .schema_view import SchemaView, schema_view
 
 if TYPE_CHECKING:
+    from kag_neo4j.prompts.extract import EntityOut, EventOut
     from kag_neo4j.schema.models import ResolvedSchema
 
 log = logging.getLogger(__name__)
@@ -41,22 +41,11 @@ log = logging.getLogger(__name__)
 LanguageChoice = Literal["auto", "en", "zh"]
 
 
-class ExtractionFailure(BaseModel):
-    """A chunk whose extraction failed; ``reason`` says why (and the fix, from the models layer)."""
-
-    chunk_id: str
-    reason: str
+class _HasName(Protocol):
+    name: str
 
 
-class ExtractionBatch(BaseModel):
-    """Extractions of several chunks, and the chunks that failed."""
-
-    extractions: list[ChunkExtraction] = Field(default_factory=list)
-    failures: list[ExtractionFailure] = Field(default_factory=list)
-
-    def extend(self, other: ExtractionBatch) -> None:
-        self.extractions.extend(other.extractions)
-        self.failures.extend(other.failures)
+_Named = TypeVar("_Named", bound=_HasName)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s*")
@@ -97,43 +86,38 @@ class ChunkExtractionError(KagError):
         super().__init__(f"chunk {chunk_id}: {reason}")
 
 
+def _named(items: Iterable[_Named], what: str, issues: list[str]) -> Iterator[tuple[str, _Named]]:
+    """``(stripped name, item)`` for the items that have a name; the others are reported."""
+    for item in items:
+        name = item.name.strip()
+        if name:
+            yield name, item
+        else:
+            issues.append(f"dropped {what} without a name")
+
+
+def _item_fields(name: str, item: EntityOut | EventOut, default_type: str) -> dict[str, Any]:
+    """The fields an entity and an event of the model's answer share, cleaned."""
+    return {"name": name, "type": item.type.strip() or default_type, "description": item.description.strip(),
+            "properties": dict(item.properties)}
+
+
 def response_to_extraction(chunk_id: str, response: ExtractionResponse, *, mode: str = "full") -> ChunkExtraction:
     """Turn the model's answer into a :class:`ChunkExtraction`; unnamed items are dropped and
     reported, relation endpoints get the types of the entities they name."""
     issues: list[str] = []
-    entities: list[ExtractedEntity] = []
-    for item in response.entities:
-        name = item.name.strip()
-        if not name:
-            issues.append("dropped an entity without a name")
-            continue
-        entities.append(
-            ExtractedEntity(
-                name=name,
-                type=item.type.strip() or "Entity",
-                description=item.description.strip(),
-                aliases=[alias for alias in item.aliases if alias != name],
-                properties=dict(item.properties),
-            )
-        )
+    entities = [
+        ExtractedEntity(**_item_fields(name, item, "Entity"), aliases=[alias for alias in item.aliases if alias != name])
+        for name, item in _named(response.entities, "an entity", issues)
+    ]
     types = {entity.name.casefold(): entity.type for entity in entities}
-    events: list[ExtractedEvent] = []
-    for event_item in response.events:
-        name = event_item.name.strip()
-        if not name:
-            issues.append("dropped an event without a name")
-            continue
-        events.append(
-            ExtractedEvent(
-                name=name,
-                type=event_item.type.strip() or "Event",
-                description=event_item.description.strip(),
-                roles={
-                    role.strip(): value.strip() for role, value in event_item.roles.items() if role.strip() and value.strip()
-                },
-                properties=dict(event_item.properties),
-            )
+    events = [
+        ExtractedEvent(
+            **_item_fields(name, item, "Event"),
+            roles={role.strip(): value.strip() for role, value in item.roles.items() if role.strip() and value.strip()},
         )
+        for name, item in _named(response.events, "an event", issues)
+    ]
     relations: list[ExtractedRelation] = []
     for relation_item in response.relations:
         subject, predicate, obj = relation_item.subject.strip(), relation_item.predicate.strip(), relation_item.object.strip()
@@ -235,9 +219,9 @@ class FullExtractor:
         chunks: Iterable[ChunkRecord],
         *,
         on_result: Callable[[str, ChunkExtraction | ExtractionFailure], None] | None = None,
-    ) -> ExtractionBatch:
+    ) -> ExtractionResult:
         """Every chunk in order; failures are recorded, not raised."""
-        batch = ExtractionBatch()
+        batch = ExtractionResult()
         for chunk in chunks:
             result: ChunkExtraction | ExtractionFailure
             try:
@@ -253,7 +237,7 @@ class FullExtractor:
                 on_result(chunk.id, result)
         return batch
 
-    async def aextract_many(self, chunks: Sequence[ChunkRecord]) -> ExtractionBatch:
+    async def aextract_many(self, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         """Concurrently (the LLM bounds its own concurrency); results keep the input order."""
 
         async def one(chunk: ChunkRecord) -> ChunkExtraction | ExtractionFailure:
@@ -264,7 +248,7 @@ class FullExtractor:
                 return ExtractionFailure(chunk_id=chunk.id, reason=exc.reason)
 
         results = await asyncio.gather(*(one(chunk) for chunk in chunks))
-        batch = ExtractionBatch()
+        batch = ExtractionResult()
         for result in results:
             if isinstance(result, ExtractionFailure):
                 batch.failures.append(result)

@@ -26,6 +26,7 @@ from kag_neo4j.builder.split import split_sentences
 from kag_neo4j.errors import ModelUnavailableError
 from kag_neo4j.models.registry import INSTALL_COMMAND, SPACY_MODEL
 
+from .base import ExtractionResult
 from .language import detect_language
 from .schema_check import schema_check
 from .schema_view import SchemaView, schema_view
@@ -369,10 +370,10 @@ class LightExtractor:
         return detect_language(text) if self.language == "auto" else self.language
 
     def extract(self, chunk: ChunkRecord) -> ChunkExtraction:
-        return self.extract_many([chunk])[0]
+        return self.extract_many([chunk]).extractions[0]
 
-    def extract_many(self, chunks: Iterable[ChunkRecord]) -> list[ChunkExtraction]:
-        """Extractions in the order of ``chunks``."""
+    def extract_many(self, chunks: Iterable[ChunkRecord]) -> ExtractionResult:
+        """Extractions in the order of ``chunks`` (light extraction does not fail per chunk)."""
         items = list(chunks)
         results: list[ChunkExtraction | None] = [None] * len(items)
         english = [i for i, chunk in enumerate(items) if self._language(chunk.text) == "en"]
@@ -384,4 +385,4 @@ class LightExtractor:
         for index, chunk in enumerate(items):
             if results[index] is None:
                 results[index] = _chinese(chunk.id, chunk.text, self._type_of)
-        return [schema_check(result, self.schema) for result in results if result is not None]
+        return ExtractionResult(extractions=[schema_check(result, self.schema) for result in results if result is not None])

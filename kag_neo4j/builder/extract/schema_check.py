@@ -18,6 +18,8 @@ name of its ``subject_type`` in the schema.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from kag_neo4j.builder.normalise import name_key
 from kag_neo4j.builder.records import (
     ChunkExtraction,
@@ -33,6 +35,7 @@ GENERIC_ENTITY = "Entity"
 GENERIC_EVENT = "Event"
 SEMANTIC_TYPE = "semantic_type"
 _GENERIC = frozenset({"entity", "thing", "other", "others", "unknown", "实体", "其他"})
+_Typed = TypeVar("_Typed", ExtractedEntity, ExtractedEvent)
 
 
 def _check_properties(
@@ -58,19 +61,22 @@ def _check_properties(
     return result
 
 
+def _off_schema(item: _Typed, proposed: str, generic: str, problem: str, issues: list[str]) -> _Typed:
+    """``item`` kept with the generic type ``generic``, the type it proposed as its semantic type."""
+    issues.append(f"{problem}; kept as {generic} with {SEMANTIC_TYPE}={proposed!r}")
+    properties = dict(item.properties)
+    properties.setdefault(SEMANTIC_TYPE, proposed)
+    return item.model_copy(update={"type": generic, "properties": properties})
+
+
 def _check_entity(entity: ExtractedEntity, schema: SchemaView, issues: list[str]) -> ExtractedEntity:
     proposed = entity.type.strip()
     if not proposed or proposed.casefold() in _GENERIC:
         return entity.model_copy(update={"type": GENERIC_ENTITY})
     canonical = schema.resolve_type(proposed, kinds=("entity", "concept", "standard"))
     if canonical is None:
-        issues.append(
-            f"entity {entity.name!r}: type {proposed!r} is not in schema {schema.namespace}; "
-            f"kept as {GENERIC_ENTITY} with {SEMANTIC_TYPE}={proposed!r}"
-        )
-        properties = dict(entity.properties)
-        properties.setdefault(SEMANTIC_TYPE, proposed)
-        return entity.model_copy(update={"type": GENERIC_ENTITY, "properties": properties})
+        return _off_schema(entity, proposed, GENERIC_ENTITY, f"entity {entity.name!r}: type {proposed!r} is not in "
+                           f"schema {schema.namespace}", issues)
     properties = _check_properties(f"entity {entity.name!r}", canonical, dict(entity.properties), schema, issues)
     return entity.model_copy(update={"type": canonical, "properties": properties})
 
@@ -81,13 +87,8 @@ def _check_event(event: ExtractedEvent, schema: SchemaView, issues: list[str]) -
         return event.model_copy(update={"type": GENERIC_EVENT})
     canonical = schema.resolve_type(proposed, kinds=("event",))
     if canonical is None:
-        issues.append(
-            f"event {event.name!r}: type {proposed!r} is not an event type of schema {schema.namespace}; "
-            f"kept as {GENERIC_EVENT} with {SEMANTIC_TYPE}={proposed!r}"
-        )
-        properties = dict(event.properties)
-        properties.setdefault(SEMANTIC_TYPE, proposed)
-        return event.model_copy(update={"type": GENERIC_EVENT, "properties": properties})
+        return _off_schema(event, proposed, GENERIC_EVENT, f"event {event.name!r}: type {proposed!r} is not an event "
+                           f"type of schema {schema.namespace}", issues)
     roles: dict[str, str] = {}
     unknown = []
     for role, value in event.roles.items():

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from kag_neo4j.builder.records import (
@@ -37,6 +37,7 @@ from kag_neo4j.builder.records import (
 )
 from kag_neo4j.builder.split import record_text
 
+from .base import ExtractionResult
 from .schema_view import SchemaView
 
 ID_COLUMNS = ("id", "idx", "_id", "key")
@@ -167,6 +168,14 @@ def _chunk_ids(doc: SourceDocument, chunks: Sequence[ChunkRecord] | None) -> dic
     return {number: f"{doc.id}#{number}#0" for number, record in enumerate(doc.records) if record_text(record)}
 
 
+def _chunked_rows(doc: SourceDocument, chunk_ids: dict[int, str]) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """``(record number, record, chunk id)`` for the records that have a chunk (the others have no text)."""
+    for number, row in enumerate(doc.records):
+        chunk_id = chunk_ids.get(number)
+        if chunk_id is not None:
+            yield number, row, chunk_id
+
+
 def _node_rows(
     doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str]
 ) -> list[ChunkExtraction]:
@@ -178,10 +187,7 @@ def _node_rows(
     type_column = _column(columns, TYPE_COLUMNS)
     special = {c for c in (id_column, name_column, description_column, alias_column, type_column) if c}
     results = []
-    for number, row in enumerate(doc.records):
-        chunk_id = chunk_ids.get(number)
-        if chunk_id is None:
-            continue
+    for number, row, chunk_id in _chunked_rows(doc, chunk_ids):
         issues: list[str] = []
         type_name = _row_type(row, type_column, doc)
         schema_type = schema.resolve_type(type_name) if schema is not None else None
@@ -291,10 +297,7 @@ def _edge_rows(
         c for c in (source_column, target_column, predicate_column, from_type_column, to_type_column, id_column) if c
     }
     results = []
-    for number, row in enumerate(doc.records):
-        chunk_id = chunk_ids.get(number)
-        if chunk_id is None:
-            continue
+    for number, row, chunk_id in _chunked_rows(doc, chunk_ids):
         issues: list[str] = []
         source, target = _text(row.get(source_column)), _text(row.get(target_column))
         predicate = _text(row.get(predicate_column)) if predicate_column else ""
@@ -359,13 +362,13 @@ def structured_extract(
     *,
     schema: SchemaView | None = None,
     index: RecordIndex | None = None,
-) -> list[ChunkExtraction]:
+) -> ExtractionResult:
     """One :class:`ChunkExtraction` per record chunk of ``doc`` (``chunks`` from
     :func:`~kag_neo4j.builder.split.split_document`; recomputed when omitted)."""
     if not doc.records:
-        return []
+        return ExtractionResult()
     chunk_ids = _chunk_ids(doc, chunks)
     shape = _shape(doc)
     if shape == "nodes":
-        return _node_rows(doc, schema, index, chunk_ids)
-    return _edge_rows(doc, schema, index, chunk_ids, spo=shape == "spo")
+        return ExtractionResult(extractions=_node_rows(doc, schema, index, chunk_ids))
+    return ExtractionResult(extractions=_edge_rows(doc, schema, index, chunk_ids, spo=shape == "spo"))

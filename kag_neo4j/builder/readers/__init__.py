@@ -4,6 +4,14 @@ One module per format (``text``, ``markdown``, ``pdf``, ``office`` for .docx, ``
 ``corpus`` for JSON/JSONL, ``table`` for CSV/TSV). :func:`read_path` picks the reader from the
 suffix, or from the content when the suffix is unknown, and walks folders.
 
+A reader is a function ``(path, ctx) -> list[SourceDocument]`` (:data:`Reader`); the helpers in
+:mod:`.common` (``read_text``, ``clean_text``, ``make_document``) do decoding, ids and hashes.
+:func:`register_reader` adds one for new suffixes, for every later read and load of the process
+(``examples/custom_reader.py`` reads ``.srt`` subtitles):
+
+    from kag_neo4j.builder.readers import register_reader
+    register_reader([".srt"], read_srt_file)
+
     from kag_neo4j.builder.readers import read_path, ReadReport
     report = ReadReport()
     for doc in read_path("data/", report=report):   # bad files are reported and skipped
@@ -24,9 +32,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from kag_neo4j.builder.records import SourceDocument
-from kag_neo4j.errors import ReadError
+from kag_neo4j.errors import ConfigError, ReadError
 
-from .common import ReadContext, ReadOptions, looks_binary, read_bytes
+from .common import ReadContext, ReadOptions, clean_text, looks_binary, make_document, read_bytes, read_text
 from .corpus import read_json_file, read_jsonl_file
 from .htmlpage import read_html_file
 from .markdown import read_markdown_file
@@ -37,14 +45,20 @@ from .text import read_text_file
 
 __all__ = [
     "READERS",
+    "ReadContext",
     "ReadError",
     "ReadFailure",
     "ReadOptions",
     "ReadReport",
+    "Reader",
+    "clean_text",
+    "make_document",
     "read_file",
     "read_path",
     "read_paths",
+    "read_text",
     "reader_for",
+    "register_reader",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +93,25 @@ _KNOWN_UNSUPPORTED = {
     ".rtf": "RTF is not supported; save it as .docx or .txt",
     ".zip": "is a ZIP archive, not a document; unpack it and load its files",
 }
+
+
+def register_reader(suffixes: Iterable[str], reader: Reader, *, replace: bool = False) -> None:
+    """Read files with these suffixes (``".srt"``; any case) with ``reader`` from now on.
+
+    A suffix that already has a reader is refused unless ``replace=True``; a suffix listed as
+    unsupported (``.rtf``...) becomes supported.
+    """
+    wanted = [suffix.casefold() for suffix in suffixes]
+    if not wanted:
+        raise ConfigError("register_reader needs at least one suffix, such as '.srt'")
+    for suffix in wanted:
+        if not suffix.startswith(".") or len(suffix) < 2 or any(c in suffix for c in "/\\ "):
+            raise ConfigError(f"reader suffix {suffix!r} is not a file suffix; write it like '.srt'")
+        if suffix in READERS and READERS[suffix] is not reader and not replace:
+            raise ConfigError(f"{suffix} files already have a reader; pass replace=True to use yours instead")
+    for suffix in wanted:
+        READERS[suffix] = reader
+        _KNOWN_UNSUPPORTED.pop(suffix, None)
 
 
 class ReadFailure(BaseModel):

@@ -18,6 +18,8 @@ _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 def _outline_entries(reader: Any) -> list[tuple[int, int, str]]:
     """``(page index, level, title)`` for every bookmark, in order."""
+    from pypdf.generic import Destination
+
     entries: list[tuple[int, int, str]] = []
 
     def walk(items: list[Any], level: int) -> None:
@@ -25,7 +27,7 @@ def _outline_entries(reader: Any) -> list[tuple[int, int, str]]:
             if isinstance(item, list):
                 walk(item, level + 1)
                 continue
-            title = str(getattr(item, "title", "") or "").strip()
+            title = str(item.title or "").strip() if isinstance(item, Destination) else ""  # pypdf 6: Destination | list
             try:
                 page = reader.get_destination_page_number(item)
             except Exception:  # a broken bookmark must not stop the read

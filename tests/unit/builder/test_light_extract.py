@@ -30,7 +30,7 @@ def test_language_detection_by_cjk_share() -> None:
 
 
 def test_english_entities_and_cooccurrence_relations() -> None:
-    (result,) = LightExtractor().extract_many([chunk(ENGLISH)])
+    (result,) = LightExtractor().extract_many([chunk(ENGLISH)]).extractions
     types = {e.name: e.type for e in result.entities}
     assert types["Cristiano Ronaldo"] == "Person"
     assert types["Real Madrid"] == "Organization"
@@ -54,7 +54,7 @@ def test_english_chunks_are_batched_and_keep_their_order() -> None:
         chunk("Paris is in France.", "p#0#0"),
         chunk("Apple hired Tim Cook.", "b#0#0"),
     ]
-    results = LightExtractor(batch_size=2).extract_many(chunks)
+    results = LightExtractor(batch_size=2).extract_many(chunks).extractions
     assert [r.chunk_id for r in results] == ["a#0#0", "p#0#0", "b#0#0"]
     assert "Barack Obama" in {e.name for e in results[0].entities}
     assert "Tim Cook" in {e.name for e in results[2].entities}
@@ -62,7 +62,7 @@ def test_english_chunks_are_batched_and_keep_their_order() -> None:
 
 @pytest.mark.slow  # loads jiagu's segmentation, POS, NER and relation models (about 6 s)
 def test_chinese_entities_dates_and_relations() -> None:
-    english, result = LightExtractor().extract_many([chunk(ENGLISH, "e#0#0"), chunk(CHINESE)])
+    english, result = LightExtractor().extract_many([chunk(ENGLISH, "e#0#0"), chunk(CHINESE)]).extractions
     assert (english.chunk_id, result.chunk_id) == ("e#0#0", "d#0#0")  # mixed languages keep order
     types = {e.name: e.type for e in result.entities}
     assert types["皇家马德里足球俱乐部"] == "Organization"
@@ -80,7 +80,7 @@ def test_chinese_entities_dates_and_relations() -> None:
 
 def test_schema_maps_light_types_onto_schema_types(fixtures_dir: Path) -> None:
     schema = schema_view(load_schema(fixtures_dir / "schemas" / "MuSiQue.schema"))
-    (result,) = LightExtractor(schema=schema).extract_many([chunk(ENGLISH)])
+    (result,) = LightExtractor(schema=schema).extract_many([chunk(ENGLISH)]).extractions
     types = {e.name: e.type for e in result.entities}
     assert types["Spain"] == "GeographicLocation"
     assert types["Cristiano Ronaldo"] == "Person"

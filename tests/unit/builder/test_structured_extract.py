@@ -28,7 +28,7 @@ def records_doc(records: list[dict], record_type: str, doc_id: str = "t") -> Sou
 def test_node_table_with_schema_gives_entities_relations_and_properties(fixtures_dir: Path, supply) -> None:
     (doc,) = read_file(fixtures_dir / "docs" / "Company.csv")
     chunks = split_document(doc)
-    results = structured_extract(doc, chunks, schema=supply)
+    results = structured_extract(doc, chunks, schema=supply).extractions
     assert [r.chunk_id for r in results] == [c.id for c in chunks]
     acme = results[0]
     assert acme.mode == "structured"
@@ -44,7 +44,7 @@ def test_node_table_with_schema_gives_entities_relations_and_properties(fixtures
 
 def test_node_table_without_schema_keeps_columns_as_properties(fixtures_dir: Path) -> None:
     (doc,) = read_file(fixtures_dir / "docs" / "Company.csv")
-    (acme, _) = structured_extract(doc)
+    (acme, _) = structured_extract(doc).extractions
     assert acme.relations == []
     assert acme.entities[0].type == "Company"
     assert acme.entities[0].properties == {"product": "Anvil,Rocket", "age": "120"}
@@ -73,7 +73,7 @@ def test_edge_table_resolves_ids_to_names_and_keeps_edge_properties(fixtures_dir
 
 def test_edge_table_without_the_node_table_keeps_ids_as_names(fixtures_dir: Path) -> None:
     (edges,) = read_file(fixtures_dir / "docs" / "Company_fundTrans_Company.csv")
-    results = structured_extract(edges, index=RecordIndex())
+    results = structured_extract(edges, index=RecordIndex()).extractions
     assert (results[0].relations[0].subject, results[0].relations[0].object) == ("C1", "C2")
 
 
@@ -89,7 +89,7 @@ def test_spo_table_with_json_properties_and_confidence() -> None:
         ],
         "SPO",
     )
-    (result,) = structured_extract(doc)
+    (result,) = structured_extract(doc).extractions
     relation = result.relations[0]
     assert (relation.subject, relation.predicate, relation.object) == ("Panic_disorder", "has_symptom", "Anxiety")
     assert relation.confidence == 0.8 and relation.properties == {"source": "kb"}
@@ -119,9 +119,9 @@ def test_kag_nodes_and_edges_json(tmp_path: Path) -> None:
     )
     (node_doc,) = read_file(nodes)
     (edge_doc,) = read_file(edges)
-    (node,) = structured_extract(node_doc)
+    (node,) = structured_extract(node_doc).extractions
     assert (node.entities[0].name, node.entities[0].type) == ("促皮质素", "Concept")
-    (edge,) = structured_extract(edge_doc)
+    (edge,) = structured_extract(edge_doc).extractions
     relation = edge.relations[0]
     assert (relation.subject, relation.predicate, relation.object, relation.object_type) == (
         "促皮质素",
@@ -136,7 +136,7 @@ def test_event_type_rows_become_events_with_roles(supply) -> None:
         [{"id": "1", "name": "顺丁橡胶成本上涨", "subject": "顺丁橡胶", "index": "价格", "trend": "上涨"}],
         "ProductChainEvent",
     )
-    (result,) = structured_extract(doc, schema=supply)
+    (result,) = structured_extract(doc, schema=supply).extractions
     (event,) = result.events
     assert (event.name, event.type) == ("顺丁橡胶成本上涨", "ProductChainEvent")
     assert event.roles == {"subject": "顺丁橡胶", "index": "价格", "trend": "上涨"}
@@ -149,7 +149,7 @@ def test_event_type_rows_become_events_with_roles(supply) -> None:
 
 def test_rows_without_id_or_name_are_reported() -> None:
     doc = records_doc([{"id": "", "name": "", "age": "3"}], "Person")
-    (result,) = structured_extract(doc)
+    (result,) = structured_extract(doc).extractions
     assert result.entities == [] and "has no id or name" in result.issues[0]
 
 

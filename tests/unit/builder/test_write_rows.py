@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kag_neo4j.builder.aligned import AlignedDocument, EntityNode, FactEdge, Mention
+from kag_neo4j.builder.aligned_document import AlignedDocument, EntityNode, FactEdge, Mention
 from kag_neo4j.builder.records import ChunkRecord, SourceDocument
 from kag_neo4j.builder.write import SliceRows, slices, write_rows
 from kag_neo4j.errors import InvalidIdentifierError

@@ -1,4 +1,6 @@
-"""What the aligner hands to the vectoriser and the writer: resolved, graph-shaped rows.
+"""The aligned-document records: what alignment hands to resolution, the vectoriser and the writer.
+
+Resolved, graph-shaped rows.
 
 Every fact row names the chunk that supports it, so the writer can store provenance
 (``MENTIONED_IN`` edges, ``chunk_ids`` / ``doc_ids`` lists) and a document can later be deleted
@@ -16,34 +18,41 @@ ENTITY = "Entity"
 EVENT = "Event"
 
 
-@dataclass(slots=True)
-class EntityNode:
-    """A resolved entity: ``id`` is deterministic (type family + normalised name)."""
+def entity_id(family: str, key: str) -> str:
+    """The id of the entity of type family ``family`` whose name key is ``key``."""
+    return f"{family}:{key}"
+
+
+def event_id(family: str, key: str) -> str:
+    return f"event:{family}:{key}"
+
+
+@dataclass(slots=True, kw_only=True)
+class GraphNode:
+    """What entity and event nodes share: ``id`` is deterministic (type family + normalised name)."""
 
     id: str
     name: str
     key: str
     family: str
     labels: tuple[str, ...] = ()
-    semantic_type: str | None = None
     description: str = ""
     properties: dict[str, PropertyValue] = field(default_factory=dict)
     embedding: list[float] | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class EntityNode(GraphNode):
+    """A resolved entity."""
+
+    semantic_type: str | None = None
     #: ``True`` when the node already exists in the graph (found by the resolver)
     existing: bool = False
 
 
-@dataclass(slots=True)
-class EventNode:
-    id: str
-    name: str
-    key: str
-    family: str
-    labels: tuple[str, ...] = ()
+@dataclass(slots=True, kw_only=True)
+class EventNode(GraphNode):
     event_type: str | None = None
-    description: str = ""
-    properties: dict[str, PropertyValue] = field(default_factory=dict)
-    embedding: list[float] | None = None
 
 
 @dataclass(slots=True)

@@ -1,0 +1,392 @@
+"""Alignment of one document: the extractions of its chunks -> one :class:`AlignedDocument`.
+
+:meth:`Aligner.align_document` groups the entity records of all chunks of a document by *name
+key* (:func:`~kag_neo4j.builder.names.name_key`) and *type family*
+(:mod:`kag_neo4j.builder.type_resolution`): sub- and super-types merge while ``Person`` and
+``Location`` never do; an untyped or generic record joins the one specific family its name has in
+the document, if there is exactly one. Aliases given by the extractor join their groups too. Each
+group becomes one :class:`~kag_neo4j.builder.aligned_document.EntityNode` whose id is
+``<family>:<name key>``: deterministic, so the same entity in another document gets the same id
+and the writer's ``MERGE`` joins them. Relations are matched against the schema (typed
+relationship, or a literal property of the subject's type); the rest stay open facts. Taxonomy
+concepts and semantic types become ``BELONGS_TO`` links.
+
+Resolution against other documents and the graph comes after, in
+:mod:`kag_neo4j.builder.resolution`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kag_neo4j.builder.aligned_document import (
+    ENTITY,
+    EVENT,
+    AlignedDocument,
+    ConceptLink,
+    ConceptNode,
+    EntityNode,
+    EventNode,
+    FactEdge,
+    Mention,
+    entity_id,
+    event_id,
+)
+from kag_neo4j.builder.concepts import Taxonomy, concept_id
+from kag_neo4j.builder.names import display_rank, name_key
+from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValue, SourceDocument
+from kag_neo4j.builder.type_resolution import GENERIC_TYPES, TypeInfo, TypeResolver, relationship_type
+from kag_neo4j.errors import InvalidIdentifierError
+from kag_neo4j.schema.models import ResolvedSchema, ResolvedType
+from kag_neo4j.store.identifiers import check_identifier
+
+#: node properties the writer owns; an extracted property with one of these names is dropped
+RESERVED_PROPERTIES = frozenset({"id", "name", "name_key", "family", "aliases", "alias_text", "description",
+                                 "semantic_type", "embedding", "created_at", "updated_at", "chunk_ids", "doc_ids",
+                                 "predicate", "confidence", "count", "names", "status", "event_type"})
+#: extracted entity properties that name a semantic type (KAG's ``semanticType``)
+SEMANTIC_TYPE_KEYS = ("semanticType", "semantic_type", "concept", "category")
+
+
+def clean_properties(properties: dict[str, Any], issues: list[str], where: str) -> dict[str, PropertyValue]:
+    """Keep properties with safe keys and primitive values; report the rest."""
+    kept: dict[str, PropertyValue] = {}
+    for key, value in properties.items():
+        if key in RESERVED_PROPERTIES:
+            issues.append(f"{where}: property {key!r} is reserved by kag-neo4j and was dropped")
+            continue
+        try:
+            check_identifier(key, what="property key")
+        except InvalidIdentifierError:
+            issues.append(f"{where}: property key {key!r} is not a valid identifier and was dropped")
+            continue
+        if isinstance(value, (str, int, float, bool)) and not (isinstance(value, float) and not math.isfinite(value)):
+            kept[key] = value
+        else:
+            issues.append(f"{where}: property {key!r} has a non-scalar value and was dropped")
+    return kept
+
+
+
+
+@dataclass
+class _Record:
+    """One extracted entity in one chunk (or an endpoint of a relation/event role)."""
+
+    chunk_id: str
+    name: str
+    key: str
+    info: TypeInfo
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+    properties: dict[str, PropertyValue] = field(default_factory=dict)
+    semantic_type: str | None = None
+    primary: bool = True
+    family: str = ""
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(self, item: tuple[str, str]) -> tuple[str, str]:
+        parent = self.parent.setdefault(item, item)
+        if parent != item:
+            parent = self.parent[item] = self.find(parent)
+        return parent
+
+    def union(self, a: tuple[str, str], b: tuple[str, str]) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _count_occurrences(text: str, names: Sequence[str]) -> int:
+    lowered = text.casefold()
+    total = 0
+    for name in sorted({n.casefold() for n in names if n.strip()}, key=len, reverse=True):
+        if name.isascii() and name[:1].isalnum():
+            total += len(re.findall(r"(?<!\w)" + re.escape(name) + r"(?!\w)", lowered))
+        else:
+            total += lowered.count(name)
+    return max(1, total)
+
+
+class Aligner:
+    """Aligns the extractions of one document (see the module docs).
+
+    ``schema``: the SPG schema facts are checked against (``None``: open extraction, every
+    relation is an open fact). ``taxonomy``: concepts entities are linked to.
+    ``concept_links_from_types``: make ``BELONGS_TO`` links from semantic types (off for light
+    extraction, whose types are NER labels rather than concepts).
+    """
+
+    def __init__(
+        self,
+        schema: ResolvedSchema | None = None,
+        taxonomy: Taxonomy | None = None,
+        *,
+        concept_links_from_types: bool = True,
+    ) -> None:
+        self.types = TypeResolver(schema)
+        self.schema = schema
+        self.taxonomy = taxonomy
+        self.concept_links_from_types = concept_links_from_types
+
+    # ------------------------------------------------------------------ records
+    def _entity_records(self, extraction: ChunkExtraction, issues: list[str]) -> list[_Record]:
+        records: list[_Record] = []
+        for entity in extraction.entities:
+            key = name_key(entity.name)
+            if not key:
+                issues.append(f"{extraction.chunk_id}: entity {entity.name!r} has no letters or digits; skipped")
+                continue
+            info = self.types.resolve(entity.type)
+            if info.off_schema:
+                issues.append(f"{extraction.chunk_id}: entity {entity.name!r} has off-schema type {entity.type!r}; "
+                              "kept as a generic entity")
+            semantic = next((str(entity.properties[k]) for k in SEMANTIC_TYPE_KEYS
+                             if isinstance(entity.properties.get(k), str) and entity.properties[k]), None)
+            own = {k: v for k, v in entity.properties.items() if k not in SEMANTIC_TYPE_KEYS}
+            properties = clean_properties(own, issues, f"{extraction.chunk_id}: {entity.name}")
+            if semantic is None and info.generic and info.raw and info.raw.casefold() not in GENERIC_TYPES:
+                semantic = info.raw  # an off-schema type word ("Team") is a semantic type
+            records.append(_Record(extraction.chunk_id, entity.name.strip(), key, info,
+                                   aliases=[a.strip() for a in entity.aliases if name_key(a)],
+                                   description=entity.description.strip(), properties=properties,
+                                   semantic_type=semantic))
+        return records
+
+    def align_document(
+        self,
+        document: SourceDocument,
+        chunks: Sequence[ChunkRecord],
+        extractions: Sequence[ChunkExtraction],
+    ) -> AlignedDocument:
+        aligned = AlignedDocument(document=document, chunks=list(chunks))
+        issues = aligned.issues
+        text_of = {chunk.id: chunk.text for chunk in chunks}
+        by_chunk: dict[str, list[_Record]] = {}
+        for extraction in extractions:
+            if extraction.chunk_id not in text_of:
+                issues.append(f"extraction for unknown chunk {extraction.chunk_id!r} in document {document.id!r}; skipped")
+                continue
+            issues.extend(extraction.issues)
+            by_chunk.setdefault(extraction.chunk_id, []).extend(self._entity_records(extraction, issues))
+        # relation and role endpoints that were not extracted as entities become records too
+        for extraction in extractions:
+            records = by_chunk.get(extraction.chunk_id)
+            if records is None:
+                continue
+            event_keys = {name_key(event.name) for event in extraction.events}
+            known = {r.key for r in records} | {name_key(a) for r in records for a in r.aliases}
+            for relation in extraction.relations:
+                subject_type = self._record_type(records, name_key(relation.subject), relation.subject_type)
+                if self.types.literal_property(subject_type, relation.predicate) and \
+                        name_key(relation.object) not in known:
+                    ends = [(relation.subject, relation.subject_type)]
+                else:
+                    ends = [(relation.subject, relation.subject_type), (relation.object, relation.object_type)]
+                for name, type_hint in ends:
+                    key = name_key(name)
+                    if key and key not in known and key not in event_keys:
+                        records.append(_Record(extraction.chunk_id, name.strip(), key, self.types.resolve(type_hint),
+                                               primary=False))
+                        known.add(key)
+            for event in extraction.events:
+                for role_value in event.roles.values():
+                    key = name_key(role_value)
+                    if key and key not in known:
+                        records.append(_Record(extraction.chunk_id, role_value.strip(), key, self.types.resolve(None),
+                                               primary=False))
+                        known.add(key)
+        all_records = [r for records in by_chunk.values() for r in records]
+        groups = self._group(all_records)
+        self._build_entities(aligned, groups, text_of)
+        node_of = {(r.chunk_id, r.key): entity_id_ for entity_id_, members in groups.items() for r in members}
+        alias_of = {(r.chunk_id, name_key(a)): entity_id_ for entity_id_, members in groups.items()
+                    for r in members for a in r.aliases}
+        events_here: dict[tuple[str, str], str] = {}
+        for extraction in extractions:
+            if extraction.chunk_id in by_chunk:
+                self._align_events(aligned, extraction, node_of, alias_of, events_here, text_of)
+                self._align_relations(aligned, extraction, node_of, alias_of, events_here)
+        aligned.entity_records = len({(r.chunk_id, node_of[(r.chunk_id, r.key)]) for r in all_records})
+        return aligned
+
+    def _record_type(self, records: list[_Record], key: str, hint: str | None) -> ResolvedType | None:
+        for record in records:
+            if record.key == key and record.info.schema_type is not None:
+                return record.info.schema_type
+        return self.types.resolve(hint).schema_type if hint else None
+
+    # ------------------------------------------------------------------ grouping
+    def _group(self, records: list[_Record]) -> dict[str, list[_Record]]:
+        specific: dict[str, set[str]] = {}
+        for record in records:
+            if not record.info.generic:
+                for key in (record.key, *(name_key(a) for a in record.aliases)):
+                    specific.setdefault(key, set()).add(record.info.family)
+        for record in records:
+            if record.info.generic:
+                families = specific.get(record.key, set())
+                record.family = next(iter(families)) if len(families) == 1 else record.info.family
+            else:
+                record.family = record.info.family
+        union = _UnionFind()
+        for record in records:
+            union.find((record.family, record.key))
+            for alias in record.aliases:
+                union.union((record.family, record.key), (record.family, name_key(alias)))
+        members: dict[tuple[str, str], list[_Record]] = {}
+        for record in records:
+            members.setdefault(union.find((record.family, record.key)), []).append(record)
+        groups: dict[str, list[_Record]] = {}
+        for (family, _), group in members.items():
+            primary = Counter(r.key for r in group if r.primary) or Counter(r.key for r in group)
+            canonical = min(primary, key=lambda k: (-primary[k], -len(k), k))
+            groups.setdefault(entity_id(family, canonical), []).extend(group)
+        return groups
+
+    def _build_entities(self, aligned: AlignedDocument, groups: dict[str, list[_Record]], text_of: dict[str, str]) -> None:
+        for node_id, group in groups.items():
+            family, key = node_id.split(":", 1)
+            surfaces = Counter(r.name for r in group if r.key == key) or Counter(r.name for r in group)
+            name = min(surfaces, key=lambda n: (display_rank(n), -surfaces[n], n))
+            labels: list[str] = []
+            for record in group:
+                labels.extend(label for label in record.info.labels if label not in labels)
+            semantic = Counter(r.semantic_type for r in group if r.semantic_type)
+            properties: dict[str, PropertyValue] = {}
+            for record in group:
+                for prop, value in record.properties.items():
+                    properties.setdefault(prop, value)
+            descriptions = [r.description for r in group if r.description]
+            node = EntityNode(
+                id=node_id, name=name, key=key, family=family, labels=tuple(sorted(labels)),
+                semantic_type=min(semantic, key=lambda s: (-semantic[s], s)) if semantic else None,
+                description=max(descriptions, key=lambda d: (len(d), d)) if descriptions else "",
+                properties=properties,
+            )
+            aligned.entities[node_id] = node
+            by_chunk: dict[str, list[str]] = {}
+            for record in group:
+                names = by_chunk.setdefault(record.chunk_id, [])
+                for surface in (record.name, *record.aliases):
+                    if surface not in names:
+                        names.append(surface)
+            for chunk_id, names in by_chunk.items():
+                aligned.mentions.append(Mention(node_id, chunk_id, _count_occurrences(text_of[chunk_id], names), names))
+                self._link_concepts(aligned, node, names, chunk_id)
+
+    def _link_concepts(self, aligned: AlignedDocument, node: EntityNode, names: list[str], chunk_id: str) -> None:
+        targets: list[str] = []
+        if self.taxonomy is not None:
+            for surface in (node.name, *names):
+                concept = self.taxonomy.get(surface)
+                if concept is not None and concept.id not in targets:
+                    targets.append(concept.id)
+        if self.concept_links_from_types and node.semantic_type and name_key(node.semantic_type):
+            cid = concept_id(node.semantic_type)
+            if cid not in targets:
+                targets.append(cid)
+            in_taxonomy = self.taxonomy is not None and cid in self.taxonomy.concepts
+            if not in_taxonomy and cid not in aligned.concepts:
+                aligned.concepts[cid] = ConceptNode(id=cid, name=node.semantic_type)
+        for cid in targets:
+            aligned.concept_links.append(ConceptLink(node.id, cid, chunk_id))
+
+    # ------------------------------------------------------------------ facts
+    def _endpoint(
+        self, chunk_id: str, name: str, node_of: dict[tuple[str, str], str], alias_of: dict[tuple[str, str], str],
+        events: dict[tuple[str, str], str],
+    ) -> tuple[str, str] | None:
+        key = name_key(name)
+        if (chunk_id, key) in events:
+            return events[(chunk_id, key)], EVENT
+        node = node_of.get((chunk_id, key)) or alias_of.get((chunk_id, key))
+        return (node, ENTITY) if node else None
+
+    def _align_events(
+        self, aligned: AlignedDocument, extraction: ChunkExtraction, node_of: dict[tuple[str, str], str],
+        alias_of: dict[tuple[str, str], str], events_here: dict[tuple[str, str], str], text_of: dict[str, str],
+    ) -> None:
+        chunk_id = extraction.chunk_id
+        for event in extraction.events:
+            key = name_key(event.name)
+            if not key:
+                aligned.issues.append(f"{chunk_id}: event {event.name!r} has no letters or digits; skipped")
+                continue
+            info = self.types.resolve(event.type, event=True)
+            if info.off_schema:
+                aligned.issues.append(f"{chunk_id}: event {event.name!r} has off-schema type {event.type!r}; "
+                                      "kept as a generic event")
+            node_id = event_id(info.family, key)
+            node = aligned.events.get(node_id)
+            if node is None:
+                semantic = next((str(event.properties[k]) for k in SEMANTIC_TYPE_KEYS
+                                 if isinstance(event.properties.get(k), str) and event.properties[k]), None)
+                own = {k: v for k, v in event.properties.items() if k not in SEMANTIC_TYPE_KEYS}
+                node = aligned.events[node_id] = EventNode(
+                    id=node_id, name=event.name.strip(), key=key, family=info.family, labels=info.labels,
+                    event_type=semantic or event.type or None, description=event.description.strip(),
+                    properties=clean_properties(own, aligned.issues, f"{chunk_id}: {event.name}"),
+                )
+            events_here[(chunk_id, key)] = node_id
+            aligned.mentions.append(Mention(node_id, chunk_id, _count_occurrences(text_of[chunk_id], [event.name]),
+                                            [event.name.strip()], EVENT))
+            for role, value in event.roles.items():
+                target = self._endpoint(chunk_id, value, node_of, alias_of, {})
+                if target is None:
+                    continue
+                relation = self.types.relation(info.schema_type, role, None)
+                rel_type = relationship_type(relation.rel_type) if relation is not None else None
+                aligned.facts.append(FactEdge(node_id, target[0], chunk_id, role, rel_type, EVENT, target[1]))
+
+    def _align_relations(
+        self, aligned: AlignedDocument, extraction: ChunkExtraction, node_of: dict[tuple[str, str], str],
+        alias_of: dict[tuple[str, str], str], events_here: dict[tuple[str, str], str],
+    ) -> None:
+        chunk_id = extraction.chunk_id
+        for relation in extraction.relations:
+            predicate = " ".join(relation.predicate.split())
+            if not predicate:
+                aligned.issues.append(f"{chunk_id}: relation {relation.subject!r} -> {relation.object!r} has no "
+                                      "predicate; skipped")
+                continue
+            source = self._endpoint(chunk_id, relation.subject, node_of, alias_of, events_here)
+            if source is None:
+                continue
+            subject_type = None
+            if source[1] == ENTITY:
+                subject_type = self._schema_type_of(aligned.entities[source[0]])
+            else:
+                subject_type = self.types.schema_type(aligned.events[source[0]].event_type)
+            literal = self.types.literal_property(subject_type, predicate) if source[1] == ENTITY else None
+            target = self._endpoint(chunk_id, relation.object, node_of, alias_of, events_here)
+            if literal is not None and (target is None or target[0] == source[0]):
+                aligned.entities[source[0]].properties.setdefault(literal, relation.object.strip())
+                continue
+            if target is None or target == source:
+                continue
+            object_type = self._schema_type_of(aligned.entities[target[0]]) if target[1] == ENTITY else \
+                self.types.schema_type(aligned.events[target[0]].event_type)
+            schema_relation = self.types.relation(subject_type, predicate, object_type)
+            rel_type = relationship_type(schema_relation.rel_type) if schema_relation is not None else None
+            if self.schema is not None and schema_relation is None and subject_type is not None and \
+                    self.types.relation(subject_type, predicate, None) is not None:
+                aligned.issues.append(f"{chunk_id}: relation {predicate!r} from {relation.subject!r} to "
+                                      f"{relation.object!r} does not fit the schema's target type; kept as an open fact")
+            properties = clean_properties(dict(relation.properties), aligned.issues, f"{chunk_id}: {predicate}")
+            aligned.facts.append(FactEdge(source[0], target[0], chunk_id, predicate if rel_type is None else rel_type,
+                                          rel_type, source[1], target[1], relation.confidence, properties))
+
+    def _schema_type_of(self, node: EntityNode) -> ResolvedType | None:
+        """The most specific schema type among the node's labels."""
+        found = [t for t in (self.types.by_label(label) for label in node.labels) if t is not None]
+        return max(found, key=lambda t: (len(t.ancestors), t.name)) if found else None
