@@ -93,10 +93,17 @@ def _user_turn(question: str, done: Sequence[RunStep], language: Language) -> st
 
 
 def build_next_step_messages(
-    question: str, done: Sequence[RunStep], *, language: Language, schema_summary: str = ""
+    question: str,
+    done: Sequence[RunStep],
+    *,
+    language: Language,
+    schema_summary: str = "",
+    operators: Sequence[str] | None = None,
 ) -> list[ChatMessage]:
-    """System rules, the worked example as user/assistant turns, then this question's state."""
-    messages = [ChatMessage(role="system", content=system_prompt(schema_summary, language) + _RULE[language])]
+    """System rules, the worked example as user/assistant turns, then this question's state
+    (``operators`` as in :func:`~kag_neo4j.prompts.plan.system_prompt`)."""
+    system = system_prompt(schema_summary, language, operators) + _RULE[language]
+    messages = [ChatMessage(role="system", content=system)]
     example_question, turns = EXAMPLES[language]
     for example_done, reply in turns:
         messages.append(ChatMessage(role="user", content=_user_turn(example_question, example_done, language)))
