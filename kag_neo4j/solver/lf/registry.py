@@ -77,6 +77,10 @@ class OperatorRegistry:
     def names(self) -> tuple[str, ...]:
         return tuple(self._specs)
 
+    def extended(self, *specs: OperatorSpec) -> OperatorRegistry:
+        """A new registry: these operators, then ``specs`` (this registry is left as it is)."""
+        return OperatorRegistry([*self._specs.values(), *specs])
+
     def prompt_lines(self, language: str) -> list[str]:
         """The planner prompt's operator bullets for ``language``, in registration order (an
         operator without a line for ``language`` shows its English one)."""
