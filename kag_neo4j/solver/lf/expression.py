@@ -32,7 +32,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, NamedTuple, Union
 
 from kag_neo4j.errors import MathError
-from kag_neo4j.solver.values import PartialDate, format_value, parse_date, parse_number
+from kag_neo4j.solver.values import PartialDate, parse_date, parse_number
 
 __all__ = [
     "FUNCTIONS",
