@@ -244,6 +244,8 @@ def normalise_text(value: object) -> str:
 
 
 def unwrap_one(value: Any, what: str) -> Any:
+    """The one value inside ``value`` (``[x]`` -> ``x``, ``[]`` -> ``None``); several values
+    raise :class:`OperatorError` naming ``what``."""
     while isinstance(value, list | tuple):
         if len(value) == 1:
             value = value[0]
@@ -257,12 +259,14 @@ def unwrap_one(value: Any, what: str) -> Any:
 
 
 def as_number(value: Any) -> int | float | None:
+    """``value`` read as a number (never a bool), else ``None``."""
     if isinstance(value, bool):
         return None
     return parse_number(value)
 
 
 def as_date(value: Any) -> PartialDate | None:
+    """``value`` read as a date (a whole number 1..9999 is a year), else ``None``."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int) and 1 <= value <= 9999:

@@ -72,6 +72,7 @@ __all__ = [
     "content_reads",
     "fail",
     "quote",
+    "shift",
     "suggest",
 ]
 
