@@ -1,8 +1,8 @@
 """Response model for the LLM-backed Deduce operators.
 
 ``Deduce(op=judgement|entailment|choice|multiChoice|extract, ...)`` needs language
-understanding; :mod:`kag_neo4j.solver.operators` turns such a step into a
-:class:`~kag_neo4j.solver.operators.DeduceRequest`, the LLM executor asks the model for a
+understanding; :mod:`kag_neo4j.solver.ops.deduce` turns such a step into a
+:class:`~kag_neo4j.solver.ops.deduce.DeduceRequest`, the LLM executor asks the model for a
 :class:`DeduceResponse`, and :meth:`DeduceRequest.resolve` checks the answer fits the op
 (a verdict for judgement, a label for entailment, one of the options for choice).
 The prompt text itself belongs to the executor's module and comes later.

@@ -93,11 +93,18 @@ def _user_turn(question: str, done: Sequence[RunStep], language: Language) -> st
 
 
 def build_next_step_messages(
-    question: str, done: Sequence[RunStep], *, language: Language, schema_summary: str = ""
+    question: str,
+    done: Sequence[RunStep],
+    *,
+    language: Language,
+    schema_summary: str = "",
+    operators: Sequence[str] | None = None,
 ) -> list[ChatMessage]:
-    """System rules, the worked example as user/assistant turns, then this question's state."""
+    """System rules, the worked example as user/assistant turns, then this question's state
+    (``operators`` as in :func:`~kag_neo4j.prompts.plan.system_prompt`)."""
     example_question, turns = EXAMPLES[language]
     examples = [(_user_turn(example_question, example_done, language), json_reply(logical_form=reply))
                 for example_done, reply in turns]
-    return conversation(system_prompt(schema_summary, language) + _RULE[language], _user_turn(question, done, language),
+    return conversation(system_prompt(schema_summary, language, operators) + _RULE[language],
+                        _user_turn(question, done, language),
                         examples=examples)

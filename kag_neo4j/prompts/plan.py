@@ -2,11 +2,12 @@
 
 English and Chinese variants, each few-shot with three worked examples written for kag-neo4j
 (every example is parsed in the unit tests, so they cannot drift from the language). The model
-answers with :class:`PlanResponse` — JSON holding the plan text — and :func:`plan_from_response`
-turns whatever came back (a ``PlanResponse``, a dict, raw JSON text, fenced text or bare
-logical-form text) into a checked :class:`~kag_neo4j.solver.logical_form.Plan`, raising
-:class:`~kag_neo4j.errors.LogicalFormError` on garbage so the caller can ask again with
-:func:`repair_plan_messages`.
+answers with :class:`PlanResponse` — JSON holding the plan text — and :func:`plan_text` finds the
+logical-form text in whatever came back (a ``PlanResponse``, a dict, raw JSON text, fenced text
+or bare logical-form text), raising :class:`~kag_neo4j.errors.LogicalFormError` on garbage so the
+caller can ask again with :func:`repair_plan_messages`. Parsing that text is the solver's job
+(:func:`kag_neo4j.solver.lf.parse.plan_from_response`). The operator bullets of the system
+prompt are :data:`OPERATOR_LINES`, shown in the order of the solver's operator registry.
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ from pydantic import BaseModel, Field
 from kag_neo4j.errors import LogicalFormError
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.messages import conversation, follow_up, json_reply
-from kag_neo4j.solver.logical_form import Plan, parse_plan
 
 __all__ = [
     "EXAMPLES",
+    "OPERATOR_LINES",
     "PLAN_PROMPT_VERSION",
     "PlanExample",
     "PlanResponse",
     "build_plan_messages",
     "detect_language",
-    "plan_from_response",
+    "plan_text",
     "repair_plan_messages",
     "split_thinking",
     "system_prompt",
@@ -56,26 +57,16 @@ class PlanExample(BaseModel):
     logical_form: str
 
 
-_SYSTEM_EN = """\
+_HEAD_EN = """\
 You are the planner of a question-answering system over a knowledge graph. Do not answer the
 question. Break it into small steps and write each step as a logical form that a program runs.
 
 The language:
 - A plan is a list of steps. Each step is one line `Step<n>: <sub-question>` followed by one or
   more lines `Action<n>: <operator>`. Number the actions 1, 2, 3, ... across the whole plan.
-- Retrieval(s=<alias>:<Type>[`<name>`], p=<alias>:<predicate>, o=<alias>:<Type>, <constraints>)
-  finds one fact: subject s, predicate p, object o. Give [`name`] only when the question names
-  the entity. Constraints filter it: `p.year=2011`, `o.population>1000000` (operators = != < <= > >=).
-- To continue from an earlier result, write its alias bare: s=o1 means "the o1 found before".
-- Math(content=[`a`, `b`], target=`<expression>`)->m1 computes with numbers and dates:
-  + - * / % ^, count(), sum(), min(), max(), avg(), abs(), round(), len(), date(), year(),
-  days_between(a, b), years_between(a, b). Write the expression, never the result.
-- Deduce(op=<op>, content=[`a`, `b`], target=`<question>`)->d1 with op one of
-  greater | less | equal (compare values), judgement (yes/no), entailment, choice,
-  multiChoice, extract.
-- Sort(set=<alias>, orderby=<alias>, direction=min|max, limit=<n>)->a1 keeps the smallest or
-  largest items of a set.
-- Output(<alias>, ...) names the answer. Use it exactly once, as the last action.
+"""
+
+_TAIL_EN = """\
 - Every alias (s1, p1, o1, m1, d1, ...) is defined once; use a new alias for each new thing.
   Put entity names and expressions in backticks.
 
@@ -85,23 +76,15 @@ Schema:
 
 Reply with JSON only: {{"logical_form": "<the plan, lines separated by \\n>"}}"""
 
-_SYSTEM_ZH = """\
+_HEAD_ZH = """\
 你是知识图谱问答系统的规划器。不要直接回答问题，而是把问题拆成若干小步骤，并把每一步写成程序可以执行的逻辑形式。
 
 语法：
 - 计划由若干步骤组成。每一步先写一行 `Step<n>: <子问题>`，再写一行或多行 `Action<n>: <算子>`。
   Action 的编号在整个计划中依次为 1、2、3……
-- Retrieval(s=<别名>:<类型>[`<名称>`], p=<别名>:<谓词>, o=<别名>:<类型>, <约束>) 检索一条事实：
-  主语 s、谓词 p、宾语 o。只有问题中点名的实体才写 [`名称`]。约束用于过滤，例如 `p.year=2011`、
-  `o.population>1000000`（比较符 = != < <= > >=）。
-- 要沿用前面步骤的结果，直接写它的别名：s=o1 表示“前面查到的 o1”。
-- Math(content=[`a`, `b`], target=`<表达式>`)->m1 做数值和日期计算：+ - * / % ^、count()、sum()、
-  min()、max()、avg()、abs()、round()、len()、date()、year()、days_between(a, b)、
-  years_between(a, b)。只写表达式，不要自己算出结果。
-- Deduce(op=<op>, content=[`a`, `b`], target=`<问题>`)->d1，op 取 greater | less | equal（比较数值）、
-  judgement（是/否判断）、entailment（蕴含）、choice（单选）、multiChoice（多选）、extract（抽取）。
-- Sort(set=<别名>, orderby=<别名>, direction=min|max, limit=<n>)->a1 取集合中最小或最大的若干项。
-- Output(<别名>, ...) 指明答案，只出现一次，并放在最后。
+"""
+
+_TAIL_ZH = """\
 - 每个别名（s1、p1、o1、m1、d1……）只定义一次，新的事物用新的别名。实体名称和表达式放在反引号中。
 
 类型和谓词尽量使用下面图谱模式中的名称；没有合适的就用简短的驼峰式英文单词。
@@ -109,6 +92,45 @@ _SYSTEM_ZH = """\
 {schema}
 
 只回复 JSON：{{"logical_form": "<计划全文，各行之间用 \\n 分隔>"}}"""
+
+#: the planner prompt's bullet for each built-in operator, by language, in the order shown; the
+#: operator specs (:mod:`kag_neo4j.solver.lf.registry`) carry these lines to the prompt
+OPERATOR_LINES: dict[str, dict[Language, str]] = {
+    "Retrieval": {
+        "en": """- Retrieval(s=<alias>:<Type>[`<name>`], p=<alias>:<predicate>, o=<alias>:<Type>, <constraints>)
+  finds one fact: subject s, predicate p, object o. Give [`name`] only when the question names
+  the entity. Constraints filter it: `p.year=2011`, `o.population>1000000` (operators = != < <= > >=).
+- To continue from an earlier result, write its alias bare: s=o1 means "the o1 found before".""",
+        "zh": """- Retrieval(s=<别名>:<类型>[`<名称>`], p=<别名>:<谓词>, o=<别名>:<类型>, <约束>) 检索一条事实：
+  主语 s、谓词 p、宾语 o。只有问题中点名的实体才写 [`名称`]。约束用于过滤，例如 `p.year=2011`、
+  `o.population>1000000`（比较符 = != < <= > >=）。
+- 要沿用前面步骤的结果，直接写它的别名：s=o1 表示“前面查到的 o1”。""",
+    },
+    "Math": {
+        "en": """- Math(content=[`a`, `b`], target=`<expression>`)->m1 computes with numbers and dates:
+  + - * / % ^, count(), sum(), min(), max(), avg(), abs(), round(), len(), date(), year(),
+  days_between(a, b), years_between(a, b). Write the expression, never the result.""",
+        "zh": """- Math(content=[`a`, `b`], target=`<表达式>`)->m1 做数值和日期计算：+ - * / % ^、count()、sum()、
+  min()、max()、avg()、abs()、round()、len()、date()、year()、days_between(a, b)、
+  years_between(a, b)。只写表达式，不要自己算出结果。""",
+    },
+    "Deduce": {
+        "en": """- Deduce(op=<op>, content=[`a`, `b`], target=`<question>`)->d1 with op one of
+  greater | less | equal (compare values), judgement (yes/no), entailment, choice,
+  multiChoice, extract.""",
+        "zh": """- Deduce(op=<op>, content=[`a`, `b`], target=`<问题>`)->d1，op 取 greater | less | equal（比较数值）、
+  judgement（是/否判断）、entailment（蕴含）、choice（单选）、multiChoice（多选）、extract（抽取）。""",
+    },
+    "Sort": {
+        "en": """- Sort(set=<alias>, orderby=<alias>, direction=min|max, limit=<n>)->a1 keeps the smallest or
+  largest items of a set.""",
+        "zh": """- Sort(set=<别名>, orderby=<别名>, direction=min|max, limit=<n>)->a1 取集合中最小或最大的若干项。""",
+    },
+    "Output": {
+        "en": """- Output(<alias>, ...) names the answer. Use it exactly once, as the last action.""",
+        "zh": """- Output(<别名>, ...) 指明答案，只出现一次，并放在最后。""",
+    },
+}
 
 _NO_SCHEMA = {
     "en": "(no schema given: choose short camelCase names)",
@@ -216,23 +238,31 @@ def _language(language: str, question: str) -> Language:
     raise ValueError(f"planner language {language!r} is not supported; use 'en', 'zh' or 'auto'")
 
 
-def system_prompt(schema_summary: str, language: Language) -> str:
-    """The system message for ``language`` with ``schema_summary`` filled in."""
-    template = _SYSTEM_EN if language == "en" else _SYSTEM_ZH
+def system_prompt(schema_summary: str, language: Language, operators: Sequence[str] | None = None) -> str:
+    """The system message for ``language`` with ``schema_summary`` filled in. ``operators`` are
+    the operator bullets to show (the solver passes its registry's lines,
+    :meth:`~kag_neo4j.solver.lf.registry.OperatorRegistry.prompt_lines`); ``None`` shows the
+    built-in operators (:data:`OPERATOR_LINES`)."""
+    if operators is None:
+        operators = [lines[language] for lines in OPERATOR_LINES.values()]
+    head, tail = (_HEAD_EN, _TAIL_EN) if language == "en" else (_HEAD_ZH, _TAIL_ZH)
+    template = head + "\n".join(operators) + "\n" + tail
     summary = schema_summary.strip() if schema_summary and schema_summary.strip() else _NO_SCHEMA[language]
     return template.replace("{schema}", summary).replace("{{", "{").replace("}}", "}")
 
 
-def build_plan_messages(question: str, schema_summary: str = "", language: str = "auto") -> list[ChatMessage]:
+def build_plan_messages(
+    question: str, schema_summary: str = "", language: str = "auto", operators: Sequence[str] | None = None
+) -> list[ChatMessage]:
     """The planner conversation: system instructions with the schema, the few-shot examples as
     user/assistant turns, then the question. ``language`` is ``en``, ``zh`` or ``auto`` (by the
-    question's script)."""
+    question's script); ``operators`` as in :func:`system_prompt`."""
     if not question or not question.strip():
         raise ValueError("the question is empty; the planner needs a question to plan")
     lang = _language(language, question)
     prefix = _QUESTION_PREFIX[lang]
     examples = [(prefix + example.question, json_reply(logical_form=example.logical_form)) for example in EXAMPLES[lang]]
-    return conversation(system_prompt(schema_summary, lang), prefix + question.strip(), examples=examples)
+    return conversation(system_prompt(schema_summary, lang, operators), prefix + question.strip(), examples=examples)
 
 
 def repair_plan_messages(
@@ -280,12 +310,14 @@ def split_thinking(text: str) -> tuple[str | None, str]:
     return ("\n\n".join(part for part in parts if part) or None), rest
 
 
-def plan_from_response(response: PlanResponse | Mapping[str, Any] | str) -> Plan:
-    """Parse the planner's reply into a :class:`Plan`; raises :class:`LogicalFormError`."""
+def plan_text(response: PlanResponse | Mapping[str, Any] | str) -> str:
+    """The logical-form text in the planner's reply (a ``PlanResponse``, a dict, raw JSON text,
+    fenced text or bare logical-form text), cleaned of chatter; raises :class:`LogicalFormError`
+    when there is none. :func:`kag_neo4j.solver.lf.parse.plan_from_response` parses it."""
     if isinstance(response, PlanResponse):
-        return parse_plan(_clean_text(response.logical_form))
+        return _clean_text(response.logical_form)
     if isinstance(response, Mapping):
-        return parse_plan(_clean_text(_text_from_mapping(response)))
+        return _clean_text(_text_from_mapping(response))
     if not isinstance(response, str):
         raise LogicalFormError(f"the planner reply must be text or JSON, got {type(response).__name__}")
     text = split_thinking(response)[1].strip()
@@ -309,8 +341,8 @@ def plan_from_response(response: PlanResponse | Mapping[str, Any] | str) -> Plan
             raise LogicalFormError(
                 'the planner reply must be a JSON object such as {"logical_form": "Step1: ..."}'
             )
-        return parse_plan(_clean_text(_text_from_mapping(value)))
-    return parse_plan(_clean_text(text))
+        return _clean_text(_text_from_mapping(value))
+    return _clean_text(text)
 
 
 def _has_header(text: str) -> bool:

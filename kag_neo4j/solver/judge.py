@@ -26,7 +26,7 @@ from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.prompts.answer import AnswerResponse, build_answer_messages, is_unknown
 from kag_neo4j.prompts.context import Fact
 from kag_neo4j.prompts.judge import JudgeResponse, build_judge_messages
-from kag_neo4j.solver.hop import retrieve_chunks
+from kag_neo4j.solver.ops.retrieval import retrieve_chunks
 from kag_neo4j.solver.memory import EvidenceChunk
 from kag_neo4j.solver.results import StepRecord
 from kag_neo4j.solver.runtime import Runtime

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kag_neo4j.prompts.context import Known, Passage
-from kag_neo4j.solver.operators import render_value
+from kag_neo4j.solver.values import render_value
 
 __all__ = ["Binding", "EvidenceChunk", "Item", "Memory"]
 

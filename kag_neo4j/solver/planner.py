@@ -19,22 +19,10 @@ from kag_neo4j.errors import LogicalFormError, ModelError, ModelUnavailableError
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.prompts.context import Language
 from kag_neo4j.prompts.iterate import RunStep, build_next_step_messages
-from kag_neo4j.prompts.plan import (
-    PlanResponse,
-    build_plan_messages,
-    plan_from_response,
-    repair_plan_messages,
-)
-from kag_neo4j.solver.logical_form import (
-    Action,
-    AliasRef,
-    Element,
-    OutputOp,
-    Plan,
-    RetrievalOp,
-    Step,
-    parse_plan,
-)
+from kag_neo4j.prompts.plan import PlanResponse, build_plan_messages, repair_plan_messages
+from kag_neo4j.solver.lf.ast import Action, AliasRef, Element, OutputOp, Plan, RetrievalOp, Step
+from kag_neo4j.solver.lf.parse import parse_plan, plan_from_response
+from kag_neo4j.solver.lf.registry import OPERATORS, OperatorRegistry
 from kag_neo4j.solver.results import StepRecord
 from kag_neo4j.solver.runtime import Runtime
 
@@ -76,9 +64,11 @@ _ACTION_NUMBER = re.compile(r"^\s*action\s*(\d+)", re.IGNORECASE | re.MULTILINE)
 class Planner:
     """Plans with the runtime's LLM (``stage="plan"``)."""
 
-    def __init__(self, rt: Runtime, *, schema_summary: str = "") -> None:
+    def __init__(self, rt: Runtime, *, schema_summary: str = "", operators: OperatorRegistry | None = None) -> None:
         self.rt = rt
         self.schema_summary = schema_summary
+        #: the operators plans may use; the prompt lists their lines
+        self.operators = OPERATORS if operators is None else operators
 
     @property
     def language(self) -> Language:
@@ -89,15 +79,16 @@ class Planner:
 
     def plan(self, question: str, record: StepRecord) -> tuple[Plan, bool]:
         """The plan for ``question`` and whether it is the fallback plan."""
-        messages = build_plan_messages(question, self.schema_summary, self.language)
+        operators = self.operators.prompt_lines(self.language)
+        messages = build_plan_messages(question, self.schema_summary, self.language, operators)
         try:
             response = self._ask(record, messages)
             try:
-                return plan_from_response(response), False
+                return plan_from_response(response, self.operators), False
             except LogicalFormError as first:
                 record.note += f"plan rejected: {first}; "
                 retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return plan_from_response(self._ask(record, retry)), False
+                return plan_from_response(self._ask(record, retry), self.operators), False
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
@@ -109,16 +100,17 @@ class Planner:
         """The next step(s) after ``done``; ``None`` when the model's reply is unusable."""
         shown = [RunStep(text=step.to_text(), results=results.get(step.number, {})) for step in done]
         messages = build_next_step_messages(
-            question, shown, language=self.language, schema_summary=self.schema_summary
+            question, shown, language=self.language, schema_summary=self.schema_summary,
+            operators=self.operators.prompt_lines(self.language),
         )
         try:
             response = self._ask(record, messages)
             try:
-                return self._compose(done, response.logical_form)
+                return self._compose(done, response.logical_form, self.operators)
             except LogicalFormError as first:
                 record.note += f"step rejected: {first}; "
                 retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return self._compose(done, self._ask(record, retry).logical_form)
+                return self._compose(done, self._ask(record, retry).logical_form, self.operators)
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
@@ -126,7 +118,7 @@ class Planner:
             return None
 
     @staticmethod
-    def _compose(done: Sequence[Step], reply: str) -> NextStep:
+    def _compose(done: Sequence[Step], reply: str, operators: OperatorRegistry | None = None) -> NextStep:
         """Parse the steps run so far plus the model's continuation as one plan."""
         reply_plan_text = _strip_reply(reply)
         body = "\n".join([step.to_text() for step in done] + [reply_plan_text]).strip()
@@ -137,7 +129,7 @@ class Planner:
                 raise LogicalFormError("the next step defines no alias and names no Output; write a step or Output(<alias>)")
             numbers = [int(n) for n in _ACTION_NUMBER.findall(body)] or [0]
             body += f"\nAction{max(numbers) + 1}: Output({defined[-1]})"
-        plan = parse_plan(body)
+        plan = parse_plan(body, operators)
         known = {step.number for step in done}
         new_steps = [step for step in plan.steps if step.number not in known]
         if not has_output and not new_steps:

@@ -73,7 +73,7 @@ class Used(BaseModel):
 
 Source = Literal[
     "graph", "chunks", "graph+chunks", "math", "deduce", "deduce+llm", "sort", "output", "judge", "answer",
-    "plan", "none",
+    "plan", "operator", "none",
 ]
 
 

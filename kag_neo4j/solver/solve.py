@@ -18,12 +18,12 @@ from kag_neo4j.solver.executor import PlanExecutor
 from kag_neo4j.solver.generate import compose
 from kag_neo4j.solver.graph_schema import GraphSchema, read_graph_schema
 from kag_neo4j.solver.judge import JudgeOutcome, answers_question, judge_loop
-from kag_neo4j.solver.logical_form import OutputOp, Plan, Step
+from kag_neo4j.solver.lf.ast import Plan
+from kag_neo4j.solver.loops import run_iterative, run_static
 from kag_neo4j.solver.planner import Planner
 from kag_neo4j.solver.projection import graph_version
 from kag_neo4j.solver.results import Answer
 from kag_neo4j.solver.runtime import Runtime, SolverConfig
-from kag_neo4j.solver.validate import ValidatedPlan, validate_plan
 from kag_neo4j.store.database import Database
 
 __all__ = ["Mode", "Solver"]
@@ -84,9 +84,9 @@ class Solver:
         executor = PlanExecutor(rt)
         plan: Plan | None
         if mode == "static":
-            plan = self._static(rt, planner, executor, schema, question)
+            plan = run_static(rt, planner, executor, schema, question)
         else:
-            plan = self._iterative(rt, planner, executor, schema, question)
+            plan = run_iterative(rt, planner, executor, schema, question, max_iterations=self.config.max_iterations)
         outputs = plan.output.names if plan is not None else []
         judged: JudgeOutcome | None = None
         if not answers_question(rt, outputs, question):
@@ -107,67 +107,3 @@ class Solver:
             kg_path=composed.kg_path, steps=rt.records, usage=usage, plan=plan.to_text() if plan else "",
             mode=mode, language=rt.language, ms=round((time.perf_counter() - began) * 1000, 1),
         )
-
-    # ---- modes --------------------------------------------------------------------------------
-
-    def _validate(self, plan: Plan, schema: GraphSchema) -> ValidatedPlan:
-        return validate_plan(plan, schema.simple_schema())
-
-    def _static(
-        self, rt: Runtime, planner: Planner, executor: PlanExecutor, schema: GraphSchema, question: str
-    ) -> Plan:
-        record = rt.new_record("Plan", question=question, source="plan")
-        began = time.perf_counter()
-        plan, fallback = planner.plan(question, record)
-        validated = self._validate(plan, schema)
-        record.lf = plan.to_text()
-        record.note += "; ".join(issue.message for issue in validated.warnings)
-        if fallback:
-            record.note = record.note or "fallback plan"
-        record.ms = round((time.perf_counter() - began) * 1000, 2)
-        executor.written = {action.number: action.operator.to_text() for _, action in plan.actions()}
-        executor.run(validated)
-        return plan
-
-    def _iterative(
-        self, rt: Runtime, planner: Planner, executor: PlanExecutor, schema: GraphSchema, question: str
-    ) -> Plan | None:
-        done: list[Step] = []
-        results: dict[int, dict[str, str]] = {}
-        current: Plan | None = None
-        for iteration in range(self.config.max_iterations):
-            record = rt.new_record("Plan", question=question, source="plan")
-            began = time.perf_counter()
-            step = planner.next_step(question, done, results, record)
-            record.ms = round((time.perf_counter() - began) * 1000, 2)
-            if step is None:
-                break
-            validated = self._validate(step.plan, schema)
-            new_numbers = {s.number for s in step.new_steps}
-            record.lf = "\n".join(s.to_text() for s in step.plan.steps if s.number in new_numbers) or (
-                step.plan.output.to_text()
-            )
-            current = step.plan
-            executor.written = {action.number: action.operator.to_text() for _, action in step.plan.actions()}
-            known = {s.number for s in done}
-            executor.run(validated, skip=known, first_layer=iteration, run_outputs=step.done)
-            if step.done:  # an Output appended to a step that already ran
-                for plan_step, action in validated.plan.actions():
-                    if isinstance(action.operator, OutputOp) and plan_step.number in known:
-                        executor.run_action(validated, plan_step, action, iteration)
-            definitions = validated.plan.definitions()
-            done = [_without_output(s) for s in step.plan.steps] if not step.done else list(step.plan.steps)
-            for number in new_numbers:
-                results[number] = {
-                    alias: binding.text()
-                    for alias, site in definitions.items()
-                    if site.step == number and (binding := rt.memory.get(alias)) is not None and not binding.empty
-                }
-            if step.done:
-                break
-        return current
-
-
-def _without_output(step: Step) -> Step:
-    actions = [a for a in step.actions if not isinstance(a.operator, OutputOp)]
-    return step.model_copy(update={"actions": actions}) if actions else step

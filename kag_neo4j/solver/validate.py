@@ -27,14 +27,8 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import InvalidIdentifierError, SchemaError
-from kag_neo4j.solver.logical_form import (
-    Action,
-    AliasSite,
-    Element,
-    Plan,
-    RetrievalOp,
-    Step,
-)
+from kag_neo4j.solver.lf.analysis import AliasSite
+from kag_neo4j.solver.lf.ast import Action, Element, Plan, RetrievalOp, Step
 from kag_neo4j.store.identifiers import check_identifier, is_reserved_label
 
 __all__ = [

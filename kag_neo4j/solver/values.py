@@ -12,14 +12,25 @@ import datetime as _dt
 import re
 import unicodedata
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
+
+from kag_neo4j.errors import OperatorError
 
 __all__ = [
-    "PartialDate",
     "Number",
+    "PartialDate",
+    "as_date",
+    "as_number",
+    "format_value",
+    "json_value",
     "normalise_text",
     "parse_date",
     "parse_number",
+    "render_value",
+    "unwrap_one",
+    "value_kind",
 ]
 
 Number = int | float
@@ -226,3 +237,86 @@ def normalise_text(value: object) -> str:
     while end > start and unicodedata.category(text[end - 1])[0] in "PZ":
         end -= 1
     return text[start:end]
+
+
+# --------------------------------------------------------------------------------------------
+# reading bound values (Sort, Deduce) and showing them
+
+
+def unwrap_one(value: Any, what: str) -> Any:
+    """The one value inside ``value`` (``[x]`` -> ``x``, ``[]`` -> ``None``); several values
+    raise :class:`OperatorError` naming ``what``."""
+    while isinstance(value, list | tuple):
+        if len(value) == 1:
+            value = value[0]
+        elif not value:
+            return None
+        else:
+            raise OperatorError(
+                f"{what} holds {len(value)} values where one was expected: {render_value(value)}"
+            )
+    return value
+
+
+def as_number(value: Any) -> int | float | None:
+    """``value`` read as a number (never a bool), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    return parse_number(value)
+
+
+def as_date(value: Any) -> PartialDate | None:
+    """``value`` read as a date (a whole number 1..9999 is a year), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 1 <= value <= 9999:
+        return PartialDate(value)
+    return parse_date(value)
+
+
+def value_kind(values: Sequence[Any]) -> Literal["number", "date", "text"]:
+    """The one reading all values share: numbers, else dates, else text."""
+    if all(as_number(v) is not None for v in values):
+        return "number"
+    if all(as_date(v) is not None for v in values):
+        return "date"
+    return "text"
+
+
+def render_value(value: Any) -> str:
+    """Readable text of a bound value (for evidence, explanations and error messages)."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, PartialDate):
+        return value.isoformat()
+    if isinstance(value, bool | int | float | _dt.date):
+        return format_value(value)
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {render_value(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(render_value(v) for v in value)
+    return str(value)
+
+
+def format_value(value: Any) -> str:
+    """Text for an answer: integral floats lose ``.0``, floats keep 12 significant digits."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.12g}"
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return ", ".join(format_value(item) for item in value)
+    return str(value)
+
+
+def json_value(value: Any) -> Any:
+    """A bound value made JSON- and Neo4j-friendly (dates as ISO text)."""
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    return value

@@ -14,11 +14,11 @@ from kag_neo4j.prompts.plan import (
     PlanResponse,
     build_plan_messages,
     detect_language,
-    plan_from_response,
     repair_plan_messages,
     system_prompt,
 )
-from kag_neo4j.solver.logical_form import Plan, RetrievalOp
+from kag_neo4j.solver.lf.ast import Plan, RetrievalOp
+from kag_neo4j.solver.lf.parse import plan_from_response
 
 GOOD = (
     "Step1: Which club did Cristiano Ronaldo play for in 2011?\n"

@@ -88,7 +88,7 @@ def test_next_step_prompt_shows_results_as_comments() -> None:
 
 def test_the_iterative_examples_compose_into_valid_plans() -> None:
     from kag_neo4j.prompts.iterate import EXAMPLES
-    from kag_neo4j.solver.logical_form import parse_plan
+    from kag_neo4j.solver.lf.parse import parse_plan
     from kag_neo4j.solver.planner import Planner
 
     for _question, turns in EXAMPLES.values():

@@ -9,7 +9,7 @@ import pytest
 from kag_neo4j.errors import LogicalFormError
 from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.solver.executor import PlanExecutor
-from kag_neo4j.solver.logical_form import parse_plan
+from kag_neo4j.solver.lf.parse import parse_plan
 from kag_neo4j.solver.memory import Binding, Item
 from kag_neo4j.solver.runtime import Runtime, SolverConfig
 from kag_neo4j.solver.validate import SimpleSchema, validate_plan

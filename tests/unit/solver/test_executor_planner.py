@@ -9,7 +9,8 @@ import pytest
 
 from kag_neo4j.errors import LogicalFormError, StructuredOutputError
 from kag_neo4j.models.scripted import ScriptedLLM
-from kag_neo4j.solver.logical_form import OutputOp, RetrievalOp, parse_plan
+from kag_neo4j.solver.lf.ast import OutputOp, RetrievalOp
+from kag_neo4j.solver.lf.parse import parse_plan
 from kag_neo4j.solver.planner import Planner, fallback_plan
 from kag_neo4j.solver.runtime import Runtime, SolverConfig
 

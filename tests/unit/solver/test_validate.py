@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kag_neo4j.errors import InvalidIdentifierError, SchemaError
-from kag_neo4j.solver.logical_form import Plan, RetrievalOp, parse_plan
+from kag_neo4j.solver.lf.ast import Plan, RetrievalOp
+from kag_neo4j.solver.lf.parse import parse_plan
 from kag_neo4j.solver.validate import (
     PredicateSpec,
     SchemaDescription,

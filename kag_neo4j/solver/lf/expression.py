@@ -46,7 +46,6 @@ __all__ = [
     "NameUse",
     "evaluate",
     "expression_names",
-    "format_value",
     "parse_expression",
 ]
 
@@ -883,18 +882,3 @@ FUNCTIONS: dict[str, _Function] = {
     "days_between": _Function((2, 2), _fn_days_between),
     "years_between": _Function((2, 2), _fn_years_between),
 }
-
-
-def format_value(value: MathValue) -> str:
-    """Text for an answer: integral floats lose ``.0``, floats keep 12 significant digits."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))
-        return f"{value:.12g}"
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if isinstance(value, list):
-        return ", ".join(format_value(item) for item in value)
-    return str(value)

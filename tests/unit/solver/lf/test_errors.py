@@ -5,17 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kag_neo4j.errors import KagError, LogicalFormError
-from kag_neo4j.solver.logical_form import (
-    Action,
-    AliasRef,
-    Element,
-    MathOp,
-    OutputOp,
-    Plan,
-    RetrievalOp,
-    Step,
-    parse_plan,
-)
+from kag_neo4j.solver.lf.ast import Action, AliasRef, Element, MathOp, OutputOp, Plan, RetrievalOp, Step
+from kag_neo4j.solver.lf.parse import parse_plan
 
 R1 = "Action1: Retrieval(s=s1:Person[`Ada Lovelace`], p=p1:bornIn, o=o1:City)"
 

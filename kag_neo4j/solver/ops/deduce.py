@@ -1,21 +1,20 @@
-"""Deterministic Sort and Deduce operators, and the boundary to the LLM-backed Deduce ops.
+"""``Deduce(op=..., content=[...], target=...)->alias``: in code, or one LLM call.
 
-* :func:`sort_items` orders retrieved items by a key read as a number, a date or text.
 * ``Deduce(op=greater|less|equal)`` is decided here by :func:`deduce_compare`.
 * ``Deduce(op=judgement|entailment|choice|multiChoice|extract)`` needs a model:
-  :func:`deduce` returns a :class:`DeduceRequest`, which the LLM executor fulfils with a
-  :class:`~kag_neo4j.prompts.deduce.DeduceResponse` and checks with
+  :func:`deduce` returns a :class:`DeduceRequest`; :func:`run` asks the model
+  (:func:`kag_neo4j.prompts.subanswer.build_deduce_messages`, answered with a
+  :class:`~kag_neo4j.prompts.deduce.DeduceResponse`) and checks the answer with
   :meth:`DeduceRequest.resolve`.
 
-Values are read with :mod:`kag_neo4j.solver.values`, the same readers Math uses.
+Values are read with :mod:`kag_neo4j.solver.values`, the same readers Math and Sort use.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,78 +24,48 @@ from kag_neo4j.prompts.deduce import (
     JUDGEMENT_VERDICTS,
     DeduceResponse,
 )
-from kag_neo4j.solver.logical_form import AliasRef, DeduceOp
-from kag_neo4j.solver.math_eval import format_value
+from kag_neo4j.prompts.plan import OPERATOR_LINES
+from kag_neo4j.prompts.subanswer import build_deduce_messages
+from kag_neo4j.solver.lf.ast import AliasRef, DeduceOp
+from kag_neo4j.solver.lf.scanner import Scanner
+from kag_neo4j.solver.lf.spec import OperatorSpec
+from kag_neo4j.solver.memory import EvidenceChunk, Item
 from kag_neo4j.solver.values import (
     PartialDate,
+    as_date,
+    as_number,
     normalise_text,
     parse_date,
-    parse_number,
+    render_value,
+    unwrap_one,
+    value_kind,
 )
+
+if TYPE_CHECKING:
+    from kag_neo4j.solver.action import ActionContext
 
 __all__ = [
     "COMPARE_OPS",
     "LLM_DEDUCE_OPS",
+    "SPEC",
     "DeduceEvidence",
     "DeduceOutcome",
     "DeduceRequest",
-    "Direction",
     "compare_values",
     "deduce",
     "deduce_compare",
-    "render_value",
+    "run",
     "run_deduce",
-    "sort_items",
 ]
 
-T = TypeVar("T")
-Direction = Literal["min", "max"]
 CompareKind = Literal["greater", "less", "equal"]
 LlmDeduceKind = Literal["judgement", "entailment", "choice", "multiChoice", "extract"]
 COMPARE_OPS: tuple[str, ...] = ("greater", "less", "equal")
 LLM_DEDUCE_OPS: tuple[str, ...] = ("judgement", "entailment", "choice", "multiChoice", "extract")
 
-_MISSING = object()
-
 
 # --------------------------------------------------------------------------------------------
-# value reading
-
-
-def _unwrap(value: Any, what: str) -> Any:
-    while isinstance(value, list | tuple):
-        if len(value) == 1:
-            value = value[0]
-        elif not value:
-            return None
-        else:
-            raise OperatorError(
-                f"{what} holds {len(value)} values where one was expected: {render_value(value)}"
-            )
-    return value
-
-
-def _as_number(value: Any) -> int | float | None:
-    if isinstance(value, bool):
-        return None
-    return parse_number(value)
-
-
-def _as_date(value: Any) -> PartialDate | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and 1 <= value <= 9999:
-        return PartialDate(value)
-    return parse_date(value)
-
-
-def _kind(values: Sequence[Any]) -> Literal["number", "date", "text"]:
-    """The one reading all values share: numbers, else dates, else text."""
-    if all(_as_number(v) is not None for v in values):
-        return "number"
-    if all(_as_date(v) is not None for v in values):
-        return "date"
-    return "text"
+# deterministic Deduce
 
 
 def _date_key(value: PartialDate, precision: int) -> tuple[int, ...]:
@@ -107,106 +76,22 @@ def _precision(dates: Sequence[PartialDate]) -> int:
     return min(1 if d.month is None else 2 if d.day is None else 3 for d in dates)
 
 
-def render_value(value: Any) -> str:
-    """Readable text of a bound value (for evidence, explanations and error messages)."""
-    if value is None:
-        return "(none)"
-    if isinstance(value, PartialDate):
-        return value.isoformat()
-    if isinstance(value, bool | int | float | _dt.date):
-        return format_value(value)
-    if isinstance(value, Mapping):
-        return "; ".join(f"{k}: {render_value(v)}" for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return ", ".join(render_value(v) for v in value)
-    return str(value)
-
-
-# --------------------------------------------------------------------------------------------
-# Sort
-
-
-def _read_key(item: Any, key: str | Callable[[Any], Any] | None) -> Any:
-    if key is None:
-        return item
-    if callable(key):
-        return key(item)
-    current = item
-    for part in key.split("."):
-        if isinstance(current, Mapping):
-            current = current.get(part, _MISSING)
-        elif isinstance(current, BaseModel) and part in type(current).model_fields:
-            current = getattr(current, part)
-        else:
-            return _MISSING
-        if current is _MISSING:
-            return _MISSING
-    return current
-
-
-def sort_items(
-    items: Sequence[T],
-    key: str | Callable[[T], Any] | None = None,
-    direction: Direction = "min",
-    limit: int | None = 1,
-) -> list[T]:
-    """Order ``items`` by ``key`` and keep the first ``limit`` (``None`` keeps all).
-
-    ``key`` is ``None`` (the item itself), a callable, or a property name / dotted path read
-    from mappings or pydantic models. Values are compared as numbers when every present value
-    is a number (``"1,234"`` counts), else as dates when every one is a date (``"1902"``,
-    ``"6 March 1902"``), else as normalised text. ``direction="min"`` puts the smallest first,
-    ``"max"`` the largest. Items without a value go last; ties keep their input order, so the
-    result is deterministic.
-    """
-    if direction not in ("min", "max"):
-        raise OperatorError(f"Sort direction {direction!r} must be 'min' or 'max'")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise OperatorError(f"Sort limit {limit!r} must be a whole number of at least 1, or None for all")
-    present: list[tuple[int, Any]] = []
-    missing: list[int] = []
-    for index, item in enumerate(items):
-        value = _read_key(item, key)
-        value = _unwrap(value, f"the sort key of item {index + 1}") if value is not _MISSING else None
-        if value is None or (isinstance(value, str) and not value.strip()):
-            missing.append(index)
-        else:
-            present.append((index, value))
-    kind = _kind([value for _, value in present])
-    keyed: list[tuple[int, Any]]
-    if kind == "number":
-        keyed = [(index, _as_number(value)) for index, value in present]
-    elif kind == "date":
-        keyed = [(index, cast(PartialDate, _as_date(value)).sort_key()) for index, value in present]
-    else:
-        keyed = [(index, normalise_text(value)) for index, value in present]
-    keyed.sort(key=lambda pair: pair[1], reverse=direction == "max")  # stable: ties keep input order
-    order = [index for index, _ in keyed] + missing
-    if limit is not None:
-        order = order[:limit]
-    return [items[index] for index in order]
-
-
-# --------------------------------------------------------------------------------------------
-# deterministic Deduce
-
-
 def compare_values(left: Any, right: Any) -> int:
     """-1, 0 or 1 comparing two values read as numbers, else dates; raises
     :class:`OperatorError` for text, which has no order a question could mean."""
-    a = _unwrap(left, "the first value")
-    b = _unwrap(right, "the second value")
+    a = unwrap_one(left, "the first value")
+    b = unwrap_one(right, "the second value")
     if a is None or b is None:
         raise OperatorError("cannot compare: a value is missing")
-    kind = _kind([a, b])
+    kind = value_kind([a, b])
     if kind == "number":
-        x, y = _as_number(a), _as_number(b)
+        x, y = as_number(a), as_number(b)
         assert x is not None and y is not None
         if math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12):
             return 0
         return -1 if x < y else 1
     if kind == "date":
-        da, db = _as_date(a), _as_date(b)
+        da, db = as_date(a), as_date(b)
         assert da is not None and db is not None
         precision = _precision([da, db])
         ka, kb = _date_key(da, precision), _date_key(db, precision)
@@ -224,7 +109,7 @@ def _equal(values: Sequence[Any]) -> bool:
             len({item if isinstance(item, frozenset) else frozenset({_canonical(item)}) for item in items})
             == 1
         )
-    kind = _kind(items)
+    kind = value_kind(items)
     if kind in ("number", "date"):
         return all(compare_values(items[0], other) == 0 for other in items[1:])
     return len({normalise_text(item) for item in items}) == 1
@@ -241,7 +126,7 @@ def _set_or_value(value: Any) -> Any:
 
 
 def _canonical(value: Any) -> Any:
-    number = _as_number(value)
+    number = as_number(value)
     if number is not None:
         return ("number", float(number))
     date = parse_date(value) if not isinstance(value, int | float) else None
@@ -424,3 +309,42 @@ def run_deduce(
         else:
             content.append((None, item.value))
     return deduce(node.op, content, target=node.target, question=question)
+
+
+# --------------------------------------------------------------------------------------------
+# the operator
+
+
+def run(ctx: ActionContext, op: DeduceOp) -> None:
+    """Decide the step in code, or ask the model with the evidence of the steps it reads."""
+    values = ctx.inputs("Deduce")
+    outcome = run_deduce(op, values, question=ctx.question)
+    if isinstance(outcome, DeduceRequest):
+        outcome = _ask(ctx, outcome)
+        ctx.record.source = "deduce+llm"
+    else:
+        ctx.record.source = "deduce"
+    ctx.record.note = outcome.explanation
+    answer = outcome.answer
+    items = [Item(value=v) for v in answer] if isinstance(answer, list) else [Item(value=answer)]
+    ctx.bind(op.output, items)
+
+
+def _ask(ctx: ActionContext, request: DeduceRequest) -> DeduceOutcome:
+    rt, record = ctx.rt, ctx.record
+    evidence: list[EvidenceChunk] = []
+    for index in record.depends_on:
+        for chunk_id in rt.records[index].evidence:
+            chunk = rt.memory.chunk(chunk_id)
+            if chunk is not None and chunk not in evidence:
+                evidence.append(chunk)
+    messages = build_deduce_messages(
+        request.op, language=rt.language, question=request.target or request.question or ctx.question,
+        content=[(item.alias, item.text) for item in request.content], options=request.options,
+        passages=[chunk.passage() for chunk in evidence[:3]], budget=rt.config.budget,
+    )
+    response = rt.ask(record, messages, DeduceResponse, stage="deduce", max_tokens=rt.config.deduce_max_tokens)
+    return request.resolve(response)
+
+
+SPEC = OperatorSpec(name="Deduce", node=DeduceOp, parse=Scanner.deduce, handler=run, prompt=OPERATOR_LINES["Deduce"])

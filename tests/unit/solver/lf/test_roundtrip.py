@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kag_neo4j.solver.logical_form import (
+from kag_neo4j.solver.lf.ast import (
     Action,
     AliasRef,
     Constraint,
@@ -16,10 +16,10 @@ from kag_neo4j.solver.logical_form import (
     RetrievalOp,
     SortOp,
     Step,
-    parse_plan,
 )
+from kag_neo4j.solver.lf.parse import parse_plan
 
-from .test_logical_form_parse import BRIEF_EXAMPLE
+from .test_parse import BRIEF_EXAMPLE
 
 PLANS = [
     BRIEF_EXAMPLE,

@@ -7,16 +7,17 @@ from pydantic import BaseModel
 
 from kag_neo4j.errors import OperatorError
 from kag_neo4j.prompts.deduce import DeduceResponse
-from kag_neo4j.solver.logical_form import DeduceOp, parse_plan
-from kag_neo4j.solver.operators import (
+from kag_neo4j.solver.lf.ast import DeduceOp
+from kag_neo4j.solver.lf.parse import parse_plan
+from kag_neo4j.solver.ops.deduce import (
     DeduceOutcome,
     DeduceRequest,
     compare_values,
     deduce,
     deduce_compare,
     run_deduce,
-    sort_items,
 )
+from kag_neo4j.solver.ops.sort import sort_items
 
 MUSEUMS = [
     {"name": "Rijksmuseum", "visitors": "2,700,000"},

@@ -8,14 +8,14 @@ import time
 import pytest
 
 from kag_neo4j.errors import MathError
-from kag_neo4j.solver.math_eval import (
+from kag_neo4j.solver.lf.expression import (
     MAX_EXPRESSION_CHARS,
     MAX_TREE_DEPTH,
     evaluate,
     expression_names,
-    format_value,
     parse_expression,
 )
+from kag_neo4j.solver.values import format_value
 
 
 @pytest.mark.parametrize(

@@ -29,14 +29,18 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kag_neo4j.errors import ModelError, ModelUnavailableError
 from kag_neo4j.prompts.answer import is_unknown
 from kag_neo4j.prompts.context import Fact
+from kag_neo4j.prompts.plan import OPERATOR_LINES
 from kag_neo4j.prompts.subanswer import SubAnswerResponse, build_subanswer_messages
 from kag_neo4j.solver.linking import LinkedEntity, link_entity
-from kag_neo4j.solver.logical_form import AliasSite, Element, RetrievalOp
+from kag_neo4j.solver.lf.analysis import AliasSite
+from kag_neo4j.solver.lf.ast import Element, RetrievalOp
+from kag_neo4j.solver.lf.scanner import Scanner
+from kag_neo4j.solver.lf.spec import OperatorSpec
 from kag_neo4j.solver.matching import (
     DATE_TYPES,
     NUMBER_TYPES,
@@ -45,7 +49,7 @@ from kag_neo4j.solver.matching import (
     normalise_name,
     predicate_similarity,
 )
-from kag_neo4j.solver.memory import Binding, EvidenceChunk, Item
+from kag_neo4j.solver.memory import EvidenceChunk, Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
 from kag_neo4j.solver.retrieval import hybrid_retrieve, lucene_query, retrieval_params
 from kag_neo4j.solver.runtime import Runtime
@@ -53,7 +57,10 @@ from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan, name_key
 from kag_neo4j.solver.values import parse_date, parse_number
 from kag_neo4j.store import cypher
 
-__all__ = ["End", "link_mention", "retrieve_chunks", "run_retrieval"]
+if TYPE_CHECKING:
+    from kag_neo4j.solver.action import ActionContext
+
+__all__ = ["SPEC", "End", "link_mention", "retrieve_chunks", "run_retrieval"]
 
 _EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate"})
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -312,36 +319,15 @@ def _normalise_value(text: str, type_name: str | None) -> Any:
     return " ".join(text.split())[:300]
 
 
-def _bind(rt: Runtime, record: StepRecord, alias: str, items: list[Item], source: str, question: str) -> None:
-    unique: list[Item] = []
-    seen: set[tuple[str | None, str | None, str]] = set()
-    for item in items:
-        key = (item.key, item.entity_id, item.text if item.entity_id is None else "")
-        if key in seen:
-            continue
-        seen.add(key)
-        unique.append(item)
-    rt.memory.bind(Binding(alias=alias, items=unique, source=source, record=record.index, question=question))
-    if unique:
-        record.outputs[alias] = ", ".join(item.text for item in unique)
-
-
-def run_retrieval(
-    rt: Runtime,
-    record: StepRecord,
-    op: RetrievalOp,
-    plan: ValidatedPlan,
-    *,
-    step_number: int,
-    action_number: int,
-    question: str,
-) -> None:
-    """Execute one Retrieval (see the module docs); binds its aliases in ``rt.memory``."""
+def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
+    """Execute one Retrieval (see the module docs); binds its aliases through ``ctx``."""
+    rt, record, plan, question = ctx.rt, ctx.record, ctx.plan, ctx.question
+    step_number, action_number = ctx.step.number, ctx.action.number
     definitions = plan.plan.definitions()
     here = (step_number, action_number)
     s = resolve_end(rt, record, "s", op.s, plan, definitions, here)
     o = resolve_end(rt, record, "o", op.o, plan, definitions, here)
-    record.depends_on = sorted({end.record for end in (s, o) if end.record is not None})
+    ctx.depend_on(s.record, o.record)
     predicate = op.p.type or plan.open_predicates.get(op.p.alias)
     anchor, other = (s, o) if s.ids else (o, s) if o.ids else (None, None)
     # the free end is what the step looks for; with both ends known the step checks a relation
@@ -350,7 +336,7 @@ def run_retrieval(
 
     for end in (s, o):  # a named end is bound to what it linked to
         if end.kind == "named":
-            _bind(rt, record, end.element.alias, end.items, "graph" if end.ids else "none", question)
+            ctx.bind(end.element.alias, end.items, "graph" if end.ids else "none")
 
     candidates: list[_Candidate] = []
     if anchor is not None and other is not None:
@@ -379,9 +365,9 @@ def run_retrieval(
                 items = [Item(value=c.value, key=c.anchor_id) for c in strong]
             else:
                 items = [Item(value=c.value, entity_id=c.other_id, key=c.anchor_id) for c in strong]
-            _bind(rt, record, other.element.alias, items, "graph", question)
+            ctx.bind(other.element.alias, items, "graph")
         record.facts = [c.fact for c in strong]
-        _bind(rt, record, op.p.alias, [Item(value=c.fact.predicate) for c in strong], "graph", question)
+        ctx.bind(op.p.alias, [Item(value=c.fact.predicate) for c in strong], "graph")
         for rank, c in enumerate(strong, start=1):
             if c.other_id:
                 record.used.append(Used(kind="Entity", id=c.other_id, rank=rank, score=c.similarity))
@@ -406,7 +392,7 @@ def run_retrieval(
         record.source = "none"
         record.note += "no graph fact and no chunk matched; "
         if target is not None:
-            _bind(rt, record, target.element.alias, [], "none", question)
+            ctx.bind(target.element.alias, [], "none")
         return
     reads = [name for name in plan.plan.uses(action_number)]
     messages = build_subanswer_messages(
@@ -428,18 +414,18 @@ def run_retrieval(
     record.note += f"sub-answer: {response.answer!r}; "
     if is_unknown(response.answer):
         if target is not None:
-            _bind(rt, record, target.element.alias, [], "none", question)
+            ctx.bind(target.element.alias, [], "none")
         return
     record.evidence = cited or [chunks[0].chunk_id] if chunks else []
     if target is None:
-        _bind(rt, record, op.p.alias, [Item(value=response.answer.strip())], record.source, question)
+        ctx.bind(op.p.alias, [Item(value=response.answer.strip())], record.source)
         return
     target_type = target.element.type
     if target_type and (target_type in value_types):
         item = Item(value=_normalise_value(response.answer, target_type))
     else:
         item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
-    _bind(rt, record, target.element.alias, [item], record.source, question)
+    ctx.bind(target.element.alias, [item], record.source)
 
 
 def _mentioned(rt: Runtime, record: StepRecord, text: str) -> list[str]:
@@ -466,3 +452,9 @@ def _link_answer(rt: Runtime, record: StepRecord, answer: str, type_name: str | 
         record.used.append(Used(kind="Entity", id=best.id, rank=1, score=round(best.score, 6)))
         return Item(value=best.name, entity_id=best.id)
     return Item(value=" ".join(answer.split())[:300])
+
+
+SPEC = OperatorSpec(
+    name="Retrieval", node=RetrievalOp, parse=Scanner.retrieval, handler=run_retrieval,
+    prompt=OPERATOR_LINES["Retrieval"], synonyms=("get_spo",),
+)

@@ -16,8 +16,8 @@ import pytest
 from pydantic import ValidationError
 
 from kag_neo4j.errors import LogicalFormError
-from kag_neo4j.prompts.plan import plan_from_response, split_thinking
-from kag_neo4j.solver.logical_form import (
+from kag_neo4j.prompts.plan import split_thinking
+from kag_neo4j.solver.lf.ast import (
     Action,
     Constraint,
     Element,
@@ -26,8 +26,8 @@ from kag_neo4j.solver.logical_form import (
     PropertyRef,
     RetrievalOp,
     Step,
-    parse_plan,
 )
+from kag_neo4j.solver.lf.parse import parse_plan, plan_from_response
 
 
 def retrieval(action: str) -> RetrievalOp:
