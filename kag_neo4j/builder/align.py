@@ -61,6 +61,7 @@ from kag_neo4j.schema.models import (
     TypeKind,
 )
 from kag_neo4j.store.identifiers import check_identifier, is_reserved_relationship_type
+from kag_neo4j.store.lucene import lucene_phrase
 
 #: type names that say "no particular type"; such records take the type their name has elsewhere
 GENERIC_TYPES = frozenset({"", "entity", "entities", "thing", "other", "others", "unknown", "misc", "none", "concept",
@@ -829,12 +830,3 @@ class GraphLookup:
                                     min_score=(1.0 + min_cosine) / 2.0):
                 matches.setdefault(row["id"], []).append(row)
         return matches
-
-
-_LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
-
-
-def lucene_phrase(field_name: str, text: str) -> str:
-    """A Lucene phrase query for ``text`` in ``field_name``, special characters escaped."""
-    escaped = _LUCENE_SPECIAL.sub(r"\\\1", text)
-    return field_name + ':"' + escaped + '"'

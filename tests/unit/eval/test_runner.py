@@ -10,12 +10,12 @@ import pytest
 from kag_neo4j.cli.eval import parse_llm_spec
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
+from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.eval.methods import (
     EvalMethod,
     MethodContext,
     QAOutput,
     RetrievalOutput,
-    Retrieved,
     parse_methods,
 )
 from kag_neo4j.eval.runner import (
@@ -39,7 +39,7 @@ def _ctx(usage: Usage | None = None) -> MethodContext:
 
 def _retriever(*docs: str):
     def retrieve(_question: str) -> RetrievalOutput:
-        return RetrievalOutput(chunks=[Retrieved(chunk_id=f"{d}#0#{i}", document_id=d) for i, d in enumerate(docs)])
+        return RetrievalOutput(chunks=[RankedChunk(chunk_id=f"{d}#0#{i}", document_id=d) for i, d in enumerate(docs)])
     return retrieve
 
 
