@@ -10,8 +10,9 @@
 // $k_dense, $k_fulltext, $k_ppr, $candidate_factor, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
 // $weights {dense, fulltext, ppr, <custom list>...}, $rrf_k, $k, $extra_lists.
 // $extra_lists: custom ranked lists computed before this statement ([{name, ids: chunk ids best first}],
-// see kag_neo4j.solver.retrieval.RankedList), fused by the same rules: missing chunks and chunks of
-// documents still loading are left out, a chunk listed twice counts at its first rank.
+// see kag_neo4j.solver.retrieval.RankedList), fused by the same rules (kag_neo4j.solver.fusion): ids of
+// missing chunks and of chunks of documents still loading are left out before ranking, a chunk listed
+// twice counts once, at its first rank (its later copy still takes up a rank).
 // Paste into Neo4j Browser with :param for each of them.
 CALL () {
   CALL db.index.vector.queryNodes('chunk_embedding', $k_dense * $candidate_factor, $query_vector) YIELD node, score
@@ -51,8 +52,10 @@ CALL () {
     UNWIND range(0, size(extra.ids) - 1) AS position
     MATCH (node:Chunk {id: extra.ids[position]})
     WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
-    WITH node, min(position) AS first ORDER BY first
-    RETURN collect(node) AS nodes
+    WITH node, position ORDER BY position
+    WITH collect(node) AS found
+    // a later copy of a chunk keeps its place in the ranking but counts for nothing (null)
+    RETURN [i IN range(0, size(found) - 1) | CASE WHEN found[i] IN found[0..i] THEN null ELSE found[i] END] AS nodes
   }
   RETURN collect([extra.name, nodes]) AS extras
 }
@@ -61,6 +64,7 @@ WITH ranked[0] AS list, ranked[1] AS nodes
 WHERE coalesce($weights[list], 0.0) > 0
 UNWIND range(0, size(nodes) - 1) AS position
 WITH nodes[position] AS chunk, list, position + 1 AS rank
+WHERE chunk IS NOT NULL
 WITH chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
 ORDER BY score DESC, chunk.id ASC
 LIMIT $k
