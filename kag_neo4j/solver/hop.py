@@ -48,7 +48,8 @@ from kag_neo4j.solver.matching import (
 from kag_neo4j.solver.memory import Binding, Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
 from kag_neo4j.solver.runtime import Runtime
-from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan, name_key
+from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan
+from kag_neo4j.store.keys import predicate_key
 from kag_neo4j.solver.values import parse_date, parse_number
 
 __all__ = ["End", "run_retrieval"]
@@ -191,7 +192,7 @@ def _hop_candidates(
     exact = predicate is not None
     rows: list[dict[str, Any]] = []
     if predicate is not None:
-        rows = rt.read(record, "solver/one_hop", predicates=[name_key(predicate)], limit=rt.config.hop_limit, **params)
+        rows = rt.read(record, "solver/one_hop", predicates=[predicate_key(predicate)], limit=rt.config.hop_limit, **params)
     if not rows:
         exact = False
         rows = rt.read(record, "solver/one_hop", predicates=None, limit=rt.config.widen_limit, **params)
@@ -216,7 +217,7 @@ def _hop_candidates(
 def _property_candidates(rt: Runtime, record: StepRecord, anchor: End, predicate: str | None) -> list[_Candidate]:
     if not predicate:
         return []
-    rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=[name_key(predicate)])
+    rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=[predicate_key(predicate)])
     if not rows:
         rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=None)
     out = []

@@ -36,6 +36,7 @@ from kag_neo4j.solver.logical_form import (
     Step,
 )
 from kag_neo4j.store.identifiers import check_identifier, is_reserved_label
+from kag_neo4j.store.keys import predicate_key as name_key  # the one predicate key, re-exported
 
 __all__ = [
     "GENERIC_TYPE",
@@ -55,12 +56,6 @@ GENERIC_TYPE = "Entity"
 VALUE_TYPES = frozenset(
     {"Text", "Integer", "Float", "Number", "Date", "Year", "Time", "Boolean", "Duration", "Money", "Percent"}
 )
-
-
-def name_key(name: str) -> str:
-    """The comparison key of a type or predicate name: NFKC, case-folded, without spaces,
-    ``_`` and ``-``. ``plays for``, ``plays_for`` and ``PlaysFor`` share the key ``playsfor``."""
-    return re.sub(r"[\s_\-]+", "", unicodedata.normalize("NFKC", name)).casefold()
 
 
 @dataclass(frozen=True)
