@@ -42,7 +42,8 @@ def compare(
     """The chunks for ``question`` without and with the title list."""
     config = recipe(recipe_name, k)
     without = hybrid_retrieve(runner, embedder, question, config=config)
-    with_title = hybrid_retrieve(runner, embedder, question, config=config, extra_lists=[TitleInQuestion(weight=weight)])
+    with_title = hybrid_retrieve(runner, embedder, question, config=config,
+                                 extra_lists=[TitleInQuestion(weight=weight)])
     return without, with_title
 
 

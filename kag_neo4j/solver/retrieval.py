@@ -108,7 +108,8 @@ def _checked(lists: Sequence[RankedList]) -> list[RankedList]:
         if not isinstance(name, str) or not _LIST_NAME.fullmatch(name) or name in BUILT_IN_LISTS or name in seen:
             raise RetrievalError(
                 f"ranked list name {name!r} is not usable: give each custom list its own name of lower-case "
-                f"letters, digits and '_' (at most 32, starting with a letter), other than {', '.join(sorted(BUILT_IN_LISTS))}"
+                "letters, digits and '_' (at most 32, starting with a letter), other than "
+                + ", ".join(sorted(BUILT_IN_LISTS))
             )
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
             raise RetrievalError(f"ranked list {name!r} has weight {weight!r}; a weight is a finite number >= 0")
@@ -122,7 +123,8 @@ def retrieval_params(
 ) -> dict[str, Any]:
     """The procedure's parameters, but for the query vector and the projection name (the PPR chunk
     seeds are the top dense chunks: ``seed_chunk_ids`` None); ``extra``: custom lists and their ids."""
-    weights: dict[str, float] = {**config.weights.model_dump(), **{ranked.name: float(ranked.weight) for ranked, _ in extra}}
+    weights: dict[str, float] = {**config.weights.model_dump(),
+                                 **{ranked.name: float(ranked.weight) for ranked, _ in extra}}
     return {
         "query_text": lucene_terms(question), "seed_entity_ids": list(seed_entity_ids), "seed_chunk_ids": None,
         "k": config.k,

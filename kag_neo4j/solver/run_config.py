@@ -39,4 +39,5 @@ def run_config(
 ) -> RunConfig:
     """The :class:`RunConfig` of a run with these parts (the prompt versions are this package's)."""
     return RunConfig(solver=config.model_dump(mode="json"), embedder=embedder_id, graph_version=graph_version,
-                     prompt_versions=dict(PROMPT_VERSIONS), ranked_lists={ranked.name: float(ranked.weight) for ranked in ranked_lists})
+                     prompt_versions=dict(PROMPT_VERSIONS),
+                     ranked_lists={ranked.name: float(ranked.weight) for ranked in ranked_lists})

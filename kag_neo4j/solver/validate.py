@@ -19,7 +19,6 @@ this module, so text from the model never becomes a label, relationship type or 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable

@@ -10,7 +10,6 @@ import pytest
 from kag_neo4j.cli.eval import parse_llm_spec
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
-from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.eval.methods import (
     EvalMethod,
     MethodContext,
@@ -27,6 +26,7 @@ from kag_neo4j.eval.runner import (
 )
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.models.usage import Usage
+from kag_neo4j.solver.chunks import RankedChunk
 
 QUESTION = Question(id="q1", question="Where was Ada born?", answers=["Millbrook", "Millbrook town"],
                     gold=[GoldPassage(title="Ada"), GoldPassage(title="Millbrook")])
