@@ -103,3 +103,17 @@ def test_a_run_stores_its_configuration_and_trace_json_shows_it(
     assert run["graph_version"] == version
     assert json.loads(run["prompt_versions"])["plan"] == PLAN_PROMPT_VERSION
     assert json.loads(run["ranked_lists"]) == {}
+
+
+def test_hostile_text_escaped_by_the_one_escaper_always_parses(db: Database, embedder: HashingEmbedder) -> None:
+    from kag_neo4j.store.lucene import lucene_phrase
+    from tests.unit.store.test_lucene import HOSTILE
+
+    write_fixture_graph(db, embedder)
+    for text in HOSTILE:
+        for query in (lucene_terms(text), lucene_phrase("alias_text", text)):
+            if query:
+                db.read("CALL db.index.fulltext.queryNodes('entity_fulltext', $q, {limit: 3}) YIELD node "
+                        "RETURN count(node) AS n", q=query)
+                db.read("CALL db.index.fulltext.queryNodes('chunk_fulltext', $q, {limit: 3}) YIELD node "
+                        "RETURN count(node) AS n", q=query)
