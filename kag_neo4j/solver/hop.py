@@ -49,8 +49,8 @@ from kag_neo4j.solver.memory import Binding, Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
 from kag_neo4j.solver.runtime import Runtime
 from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan
-from kag_neo4j.store.keys import predicate_key
 from kag_neo4j.solver.values import parse_date, parse_number
+from kag_neo4j.store.keys import predicate_key
 
 __all__ = ["End", "run_retrieval"]
 

@@ -19,8 +19,8 @@ import re
 import unicodedata
 from difflib import SequenceMatcher
 
-from kag_neo4j.store.keys import predicate_key
 from kag_neo4j.solver.values import normalise_text, parse_date, parse_number
+from kag_neo4j.store.keys import predicate_key
 
 __all__ = [
     "DATE_TYPES",
