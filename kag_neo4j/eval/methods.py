@@ -41,9 +41,9 @@ from kag_neo4j.prompts.naive_answer import (
     naive_answer_messages,
     parse_naive_answer,
 )
+from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.question_search import recipe as search_recipe
 from kag_neo4j.solver.question_search import search
-from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.lucene import lucene_terms
