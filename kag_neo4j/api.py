@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from neo4j.exceptions import DriverError, Neo4jError
@@ -26,6 +27,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.solver.question_search import SearchResult, search
 from kag_neo4j.solver.results import Answer
+from kag_neo4j.solver.retrieval import RankedList
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.solver.solve import Mode, Solver
 from kag_neo4j.solver.trace import TraceView, read_trace, write_trace
@@ -49,6 +51,7 @@ class KAG:
         embedder: Embedder,
         *,
         config: SolverConfig | None = None,
+        ranked_lists: Sequence[RankedList] = (),
         owns_db: bool = False,
     ) -> None:
         for name, value, kind in (("llm", llm, LLM), ("embedder", embedder, Embedder)):
@@ -62,11 +65,14 @@ class KAG:
         self.db = db
         self.llm = llm
         self.embedder = embedder
-        self.solver = Solver(db, llm, embedder, config)
+        self.solver = Solver(db, llm, embedder, config, ranked_lists=ranked_lists)
         self._owns_db = owns_db
 
     @classmethod
-    def from_settings(cls, settings: Settings | None = None, *, config: SolverConfig | None = None) -> KAG:
+    def from_settings(
+        cls, settings: Settings | None = None, *, config: SolverConfig | None = None,
+        ranked_lists: Sequence[RankedList] = (),
+    ) -> KAG:
         """Connect with ``settings`` (default: environment and kag.toml) and build its models.
 
         The models load on first use. Raises :class:`~kag_neo4j.errors.IndexDimensionError`
@@ -85,7 +91,7 @@ class KAG:
         except BaseException:
             db.close()
             raise
-        return cls(db, llm, embedder, config=config, owns_db=True)
+        return cls(db, llm, embedder, config=config, ranked_lists=ranked_lists, owns_db=True)
 
     @property
     def config(self) -> SolverConfig:
@@ -106,9 +112,10 @@ class KAG:
         """The top ``k`` chunks for ``question`` by hybrid retrieval alone (no LLM, read transactions).
 
         ``recipe`` names one of ``kag_neo4j.solver.retrieval.RECIPES`` (``hybrid``, ``dense``,
-        ``fulltext``, ``dense+ppr``). The question's entity mentions seed PageRank.
+        ``fulltext``, ``dense+ppr``). The question's entity mentions seed PageRank. The custom
+        ``ranked_lists`` given to :class:`KAG` are fused in (as in every retrieval of ``ask``).
         """
-        return search(self.db, self.embedder, question, k=k, recipe_name=recipe)
+        return search(self.db, self.embedder, question, k=k, recipe_name=recipe, extra_lists=self.solver.ranked_lists)
 
     def _store_trace(self, answer: Answer) -> None:
         """Write the run; on failure keep the answer, without a run id, and say why."""

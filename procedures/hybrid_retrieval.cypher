@@ -1,4 +1,4 @@
-// hybrid_retrieval v2 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// hybrid_retrieval v3 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
 // PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
 // the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
@@ -8,7 +8,11 @@
 // the indexes are asked for $candidate_factor times the candidates so that k_dense / k_fulltext remain.
 // Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_chunk_ids,
 // $k_dense, $k_fulltext, $k_ppr, $candidate_factor, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
-// $weights {dense, fulltext, ppr}, $rrf_k, $k.
+// $weights {dense, fulltext, ppr, <custom list>...}, $rrf_k, $k, $extra_lists.
+// $extra_lists: custom ranked lists computed before this statement ([{name, ids: chunk ids best first}],
+// see kag_neo4j.solver.retrieval.RankedList), fused by the same rules (kag_neo4j.solver.fusion): ids of
+// missing chunks and of chunks of documents still loading are left out before ranking, a chunk listed
+// twice counts once, at its first rank (its later copy still takes up a rank).
 // Paste into Neo4j Browser with :param for each of them.
 CALL () {
   CALL db.index.vector.queryNodes('chunk_embedding', $k_dense * $candidate_factor, $query_vector) YIELD node, score
@@ -42,11 +46,25 @@ CALL (dense) {
   WITH node, score ORDER BY score DESC, node.id ASC LIMIT $k_ppr
   RETURN collect(node) AS ppr
 }
-UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] AS ranked
+CALL () {
+  UNWIND coalesce($extra_lists, []) AS extra
+  CALL (extra) {
+    UNWIND range(0, size(extra.ids) - 1) AS position
+    MATCH (node:Chunk {id: extra.ids[position]})
+    WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+    WITH node, position ORDER BY position
+    WITH collect(node) AS found
+    // a later copy of a chunk keeps its place in the ranking but counts for nothing (null)
+    RETURN [i IN range(0, size(found) - 1) | CASE WHEN found[i] IN found[0..i] THEN null ELSE found[i] END] AS nodes
+  }
+  RETURN collect([extra.name, nodes]) AS extras
+}
+UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] + extras AS ranked
 WITH ranked[0] AS list, ranked[1] AS nodes
 WHERE coalesce($weights[list], 0.0) > 0
 UNWIND range(0, size(nodes) - 1) AS position
 WITH nodes[position] AS chunk, list, position + 1 AS rank
+WHERE chunk IS NOT NULL
 WITH chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
 ORDER BY score DESC, chunk.id ASC
 LIMIT $k

@@ -3,14 +3,14 @@
 // predicate (edge) and object properties. Every name is a value: relation types are compared
 // with type(r), labels with labels(n), properties read with n[key] — nothing is interpolated.
 // $anchor_role: 's' when the anchors are subjects, 'o' when they are objects.
-// $predicates: relation types / open predicates to accept (normalised keys), or null for any.
+// $predicates: relation types / open predicates to accept (kag_neo4j.store.keys.predicate_key), or null for any.
 // $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
 UNWIND $anchor_ids AS anchor_id
 MATCH (anchor:Entity {id: anchor_id})-[r]-(other:Entity)
 WITH anchor, r, other,
      CASE WHEN type(r) = 'RELATED' THEN r.predicate ELSE type(r) END AS predicate
 WHERE ($predicates IS NULL
-       OR toLower(replace(replace(predicate, ' ', ''), '_', '')) IN $predicates)
+       OR toLower(reduce(s = normalize(predicate, NFKC), c IN [' ', '\t', '\n', '\r', '_', '-'] | replace(s, c, ''))) IN $predicates)
   AND ($other_ids IS NULL OR other.id IN $other_ids)
   AND ($other_type IS NULL OR $other_type IN labels(other))
 WITH CASE WHEN $anchor_role = 's' THEN anchor ELSE other END AS s,

@@ -43,11 +43,12 @@ from kag_neo4j.prompts.naive_answer import (
     naive_answer_messages,
     parse_naive_answer,
 )
+from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.question_search import recipe as search_recipe
 from kag_neo4j.solver.question_search import search
-from kag_neo4j.solver.retrieval import lucene_query
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.lucene import lucene_terms
 
 __all__ = [
     "DEFAULT_METHODS",
@@ -57,7 +58,6 @@ __all__ = [
     "MethodContext",
     "QAOutput",
     "RetrievalOutput",
-    "Retrieved",
     "available_methods",
     "build_methods",
 ]
@@ -68,18 +68,10 @@ log = logging.getLogger(__name__)
 DEFAULT_METHODS: tuple[str, ...] = ("dense", "fulltext", "dense+ppr", "ours", "graphrag-vector", "graphrag-hybrid")
 
 
-class Retrieved(BaseModel):
-    """One retrieved chunk; ``document_id`` is filled in after timing when a retriever lacks it."""
-
-    chunk_id: str
-    document_id: str | None = None
-    title: str | None = None
-    text: str | None = None
-    score: float | None = None
-
-
 class RetrievalOutput(BaseModel):
-    chunks: list[Retrieved]
+    """A method's chunks, best first (``document_id`` is filled in after timing when a retriever lacks it)."""
+
+    chunks: list[RankedChunk]
     details: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -154,8 +146,7 @@ def _cypher_method(name: str, recipe: str, description: str, *, linked: bool) ->
 
         def retrieve(question: str) -> RetrievalOutput:
             found = search(ctx.db, ctx.embedder, question, k=ctx.k, recipe_name=recipe, link_k=ctx.link_k)
-            chunks = [Retrieved(chunk_id=h.chunk_id, document_id=h.document_id, title=h.title, text=h.text,
-                                score=h.score) for h in found.chunks]
+            chunks = found.chunks
             details = {"mentions": found.mentions, "seeds": found.seed_entity_ids} if linked else {}
             return RetrievalOutput(chunks=chunks, details=details)
 
@@ -184,8 +175,8 @@ def _graphrag_item(record: Any) -> Any:
 
 def _graphrag_output(result: Any) -> RetrievalOutput:
     chunks = [
-        Retrieved(chunk_id=item.metadata["chunk_id"], title=item.metadata.get("title"), text=item.content,
-                  score=item.metadata.get("score"))
+        RankedChunk(chunk_id=item.metadata["chunk_id"], title=item.metadata.get("title"), text=item.content or "",
+                    score=item.metadata.get("score") or 0.0)
         for item in result.items
         if item.metadata and item.metadata.get("chunk_id")
     ]
@@ -234,7 +225,7 @@ def _graphrag_hybrid(ctx: MethodContext) -> EvalMethod:
             if isinstance(exc, ClientError) and "org.apache.lucene.queryparser" not in str(exc):
                 raise
             vector = ctx.embedder.embed_query(question)
-            output = _graphrag_output(retriever.search(query_text=lucene_query(question), query_vector=vector,
+            output = _graphrag_output(retriever.search(query_text=lucene_terms(question), query_vector=vector,
                                                        top_k=ctx.k))
             output.details["lucene_escaped"] = True
             return output
@@ -250,7 +241,7 @@ def naive_answerer(ctx: MethodContext) -> AnswerFn:
     """NaiveRAG: the first ``answer_k`` distinct passages of the retrieval + one LLM call."""
 
     def answer(question: str, retrieval: RetrievalOutput | None) -> QAOutput:
-        chunks: list[Retrieved] = []
+        chunks: list[RankedChunk] = []
         documents: set[str] = set()
         for chunk in retrieval.chunks if retrieval else []:
             key = chunk.document_id or chunk.chunk_id
@@ -305,7 +296,7 @@ def _solver_recall(ctx: MethodContext) -> EvalMethod:
 
     def retrieve(question: str) -> RetrievalOutput:
         answer = kag.ask(question, trace=False)
-        chunks = [Retrieved(chunk_id=c.chunk_id, score=c.score) for c in used_chunks(answer)]
+        chunks = [RankedChunk(chunk_id=c.chunk_id, score=c.score) for c in used_chunks(answer)]
         cited = list(dict.fromkeys(citation.chunk_id for citation in answer.citations))
         return RetrievalOutput(chunks=chunks, details={"solver": {
             "answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,

@@ -178,12 +178,12 @@ def _usage_snapshot(ctx: MethodContext) -> tuple[int, int, int, int, int]:
 
 
 def _fill_documents(ctx: MethodContext, retrieval: RetrievalOutput) -> None:
-    missing = [chunk.chunk_id for chunk in retrieval.chunks if chunk.document_id is None]
+    missing = [chunk.chunk_id for chunk in retrieval.chunks if not chunk.document_id]
     if missing:
         documents = ctx.documents_of(missing)
         for chunk in retrieval.chunks:
-            if chunk.document_id is None:
-                chunk.document_id = documents.get(chunk.chunk_id)
+            if not chunk.document_id:
+                chunk.document_id = documents.get(chunk.chunk_id, "")
 
 
 def evaluate_question(
@@ -206,7 +206,7 @@ def evaluate_question(
             row.retrieval_seconds = time.perf_counter() - started
             _fill_documents(ctx, retrieval)
             row.retrieved = [
-                RetrievedRow(chunk_id=c.chunk_id, document_id=c.document_id,
+                RetrievedRow(chunk_id=c.chunk_id, document_id=c.document_id or None,
                              unit=units.get(c.document_id) if c.document_id else None)
                 for c in retrieval.chunks
             ]

@@ -3,11 +3,18 @@
 ``score(d) = Σ_i w_i / (k + rank_i(d))`` over the ranked lists ``i`` that contain ``d``, with
 1-based ranks. The Cypher procedure ``procedures/hybrid_retrieval.cypher`` must give the same
 scores and the same order: ``tests/integration/test_hybrid_retrieval.py`` compares it against
-:func:`rrf` (``test_cypher_fusion_agrees_with_the_python_reference``).
+:func:`rrf` (``test_cypher_fusion_agrees_with_the_python_reference``, and
+``test_cypher_fusion_of_a_custom_list_agrees_with_the_python_reference`` for a custom ranked list).
+
+The lists are the built-in ``dense``, ``fulltext`` and ``ppr`` and any custom ranked lists
+(:class:`kag_neo4j.solver.retrieval.RankedList`), which reach the procedure as ``$extra_lists``
+and are fused by the same rules; the procedure first leaves out ids of chunks that do not exist
+or whose document is still loading (as the built-in lists leave out such chunks before ranking).
 
 Conventions (mirror them in Cypher):
 
-* a document listed twice in one list counts once, at its best (first) rank;
+* a document listed twice in one list counts once, at its best (first) rank; its later copies
+  still take up their ranks (the documents after them keep their positions);
 * weights default to 1.0; a list without a weight when weights are given is an error; extra
   weights for lists that are absent are ignored; weights must be finite and ``>= 0``;
 * a list with weight 0 contributes nothing, and a document found only in zero-weight lists is

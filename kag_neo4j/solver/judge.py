@@ -26,8 +26,8 @@ from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.prompts.answer import AnswerResponse, build_answer_messages, is_unknown
 from kag_neo4j.prompts.context import Fact
 from kag_neo4j.prompts.judge import JudgeResponse, build_judge_messages
-from kag_neo4j.solver.ops.retrieval import retrieve_chunks
-from kag_neo4j.solver.memory import EvidenceChunk
+from kag_neo4j.solver.chunks import RankedChunk
+from kag_neo4j.solver.evidence_search import retrieve_chunks
 from kag_neo4j.solver.results import StepRecord
 from kag_neo4j.solver.runtime import Runtime
 from kag_neo4j.solver.values import normalise_text
@@ -92,7 +92,7 @@ def _entity_ids(rt: Runtime) -> list[str]:
     return list(dict.fromkeys(ids))[:10]
 
 
-def _cited(passages: list[EvidenceChunk], numbers: list[int]) -> list[str]:
+def _cited(passages: list[RankedChunk], numbers: list[int]) -> list[str]:
     return [passages[n - 1].chunk_id for n in numbers if isinstance(n, int) and 1 <= n <= len(passages)]
 
 
@@ -101,7 +101,7 @@ def judge_loop(rt: Runtime, question: str) -> JudgeOutcome:
     outcome = JudgeOutcome()
     tried: list[str] = []
     config = rt.config
-    latest: list[EvidenceChunk] = []
+    latest: list[RankedChunk] = []
     if not rt.memory.chunks():
         record = rt.new_record("Supplement", question=question, lf=f"retrieve({question!r})")
         latest = retrieve_chunks(rt, record, question, _entity_ids(rt), k=config.judge_passages)

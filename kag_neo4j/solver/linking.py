@@ -10,9 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from kag_neo4j.models.base import Embedder
-from kag_neo4j.solver.retrieval import lucene_query
-from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.lucene import lucene_terms
+from kag_neo4j.store.runner import QueryRunner
 
 
 class LinkedEntity(BaseModel):
@@ -26,7 +25,7 @@ class LinkedEntity(BaseModel):
 
 
 def link_entity(
-    db: Database,
+    runner: QueryRunner,
     embedder: Embedder,
     mention: str,
     *,
@@ -37,21 +36,20 @@ def link_entity(
     """The best entities for ``mention``; the type filter is dropped when it finds nothing."""
     params = {
         "mention": mention,
-        "mention_query": lucene_query(mention),
+        "mention_query": lucene_terms(mention),
         "mention_vector": embedder.embed_query(mention),
         "k_candidates": max(10, k * 3),
         "min_similarity": min_similarity,
         "rrf_k": 60,
         "k": k,
     }
-    query = cypher.query("link_entities", "procedures")
-    rows = db.read(query, type=type_name, **params)
+    rows = runner.query("link_entities", "procedures", type=type_name, **params)
     if not rows and type_name is not None:
-        rows = db.read(query, type=None, **params)
+        rows = runner.query("link_entities", "procedures", type=None, **params)
     linked = [LinkedEntity(**row) for row in rows]
     if linked:
         return linked
-    widened = db.read(cypher.query("solver/concept_widen"), mention_query=params["mention_query"], k=k)
+    widened = runner.query("solver/concept_widen", mention_query=params["mention_query"], k=k)
     return [
         LinkedEntity(id=row["id"], name=row["name"], score=0.0, via=f"concept:{row['concept']}")
         for row in widened

@@ -19,8 +19,8 @@ import re
 import unicodedata
 from difflib import SequenceMatcher
 
-from kag_neo4j.solver.validate import name_key
 from kag_neo4j.solver.values import normalise_text, parse_date, parse_number
+from kag_neo4j.store.keys import predicate_key
 
 __all__ = [
     "DATE_TYPES",
@@ -86,7 +86,7 @@ def predicate_similarity(wanted: str, found: str) -> float:
     """0..1: 1.0 for the same key, 0.9 for the same content stems, less for partial overlap."""
     if not wanted or not found:
         return 0.0
-    if name_key(wanted) == name_key(found):
+    if predicate_key(wanted) == predicate_key(found):
         return 1.0
     score = 0.0
     if _CJK.search(wanted) and _CJK.search(found):

@@ -15,10 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kag_neo4j.prompts.context import Known, Passage
+from kag_neo4j.prompts.context import Known
+from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.values import render_value
 
-__all__ = ["Binding", "EvidenceChunk", "Item", "Memory"]
+__all__ = ["Binding", "Item", "Memory"]
 
 
 class Item(BaseModel):
@@ -63,26 +64,13 @@ class Binding(BaseModel):
         return ", ".join(self.names)
 
 
-class EvidenceChunk(BaseModel):
-    """A chunk some step retrieved, kept for citations and for later prompts."""
-
-    chunk_id: str
-    document_id: str
-    title: str | None = None
-    text: str
-    score: float = 0.0
-
-    def passage(self) -> Passage:
-        return Passage(chunk_id=self.chunk_id, title=self.title, text=self.text)
-
-
 class Memory:
     """Alias bindings and gathered chunks of one run (thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._bindings: dict[str, Binding] = {}
-        self._chunks: dict[str, EvidenceChunk] = {}
+        self._chunks: dict[str, RankedChunk] = {}
 
     # ---- bindings --------------------------------------------------------------------------
 
@@ -119,18 +107,18 @@ class Memory:
 
     # ---- evidence ----------------------------------------------------------------------------
 
-    def add_chunks(self, chunks: Iterable[EvidenceChunk]) -> None:
+    def add_chunks(self, chunks: Iterable[RankedChunk]) -> None:
         with self._lock:
             for chunk in chunks:
                 have = self._chunks.get(chunk.chunk_id)
                 if have is None or chunk.score > have.score:
                     self._chunks[chunk.chunk_id] = chunk
 
-    def chunk(self, chunk_id: str) -> EvidenceChunk | None:
+    def chunk(self, chunk_id: str) -> RankedChunk | None:
         with self._lock:
             return self._chunks.get(chunk_id)
 
-    def chunks(self) -> list[EvidenceChunk]:
+    def chunks(self) -> list[RankedChunk]:
         """Every gathered chunk, best score first."""
         with self._lock:
             return sorted(self._chunks.values(), key=lambda c: (-c.score, c.chunk_id))

@@ -12,6 +12,9 @@ Several processes ask and load at once, so the lifecycle tolerates every race:
   (default :data:`GRACE_SECONDS`), longer than any retrieval that may still be reading it;
   projections of a *higher* version than the graph's (left by an emptied database) go once they
   are that old themselves;
+* every statement (reading the version, listing, projecting and dropping projections - GDS
+  catalog calls that run in read transactions) goes through the caller's
+  :class:`~kag_neo4j.store.runner.QueryRunner`, so an ask's trace shows the projection it made;
 * a retrieval whose projection vanished, or that misses nodes written after it was projected,
   calls :func:`current_projection` again and retries (:func:`is_stale_projection_error`); a
   projection that still misses a seed of its own version is projected again (``incomplete``).
@@ -23,8 +26,7 @@ import threading
 
 from neo4j.exceptions import ClientError
 
-from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["GRACE_SECONDS", "current_projection", "graph_version", "is_stale_projection_error", "projection_prefix"]
 
@@ -34,12 +36,12 @@ GRACE_SECONDS = 60.0
 _lock = threading.Lock()
 
 
-def projection_prefix(db: Database) -> str:
-    return f"kag_{db.database}_v"
+def projection_prefix(runner: QueryRunner) -> str:
+    return f"kag_{runner.database}_v"
 
 
-def graph_version(db: Database) -> int:
-    return int(db.read(cypher.query("solver/graph_version"))[0]["version"])
+def graph_version(runner: QueryRunner) -> int:
+    return int(runner.query("solver/graph_version")[0]["version"])
 
 
 def is_stale_projection_error(exc: ClientError) -> bool:
@@ -56,24 +58,24 @@ def _version_of(name: str, prefix: str) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-def current_projection(db: Database, *, grace_seconds: float = GRACE_SECONDS, incomplete: str | None = None) -> str:
+def current_projection(runner: QueryRunner, *, grace_seconds: float = GRACE_SECONDS, incomplete: str | None = None) -> str:
     """The name of an up-to-date projection, projecting it when needed and retiring old ones.
 
     ``incomplete`` names a projection that lacks nodes of its own version (projected while the
     transaction that bumped the version was still being applied): it is projected again."""
-    prefix = projection_prefix(db)
-    version = graph_version(db)
+    prefix = projection_prefix(runner)
+    version = graph_version(runner)
     name = f"{prefix}{version}"
     with _lock:
         if incomplete == name:
-            db.read(cypher.query("solver/drop_projection"), graph_name=name)
+            runner.query("solver/drop_projection", graph_name=name)
         ages = {
             str(row["name"]): float(row["age_seconds"])
-            for row in db.read(cypher.query("solver/list_projections"), prefix=prefix)
+            for row in runner.query("solver/list_projections", prefix=prefix)
         }
         if name not in ages:
             try:
-                db.read(cypher.query("project_graph", "procedures"), graph_name=name)
+                runner.query("project_graph", "procedures", graph_name=name)
             except ClientError as exc:
                 message = str(exc.message or exc)
                 if "already exists" not in message and "already loaded" not in message:
@@ -91,5 +93,5 @@ def current_projection(db: Database, *, grace_seconds: float = GRACE_SECONDS, in
                     for candidate, newer in versions.items()
                 )
             if retired:
-                db.read(cypher.query("solver/drop_projection"), graph_name=other)
+                runner.query("solver/drop_projection", graph_name=other)
     return name

@@ -9,13 +9,16 @@ MCP ``search`` tool and the neo4j-graphrag retriever serve.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import Embedder
+from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.linking import link_entity
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.retrieval import RECIPES, RankedChunk, RetrievalConfig, hybrid_retrieve
-from kag_neo4j.store.database import Database
+from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieve
+from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["SearchResult", "recipe", "search"]
 
@@ -39,15 +42,18 @@ def recipe(name: str, k: int) -> RetrievalConfig:
 
 
 def search(
-    db: Database,
+    runner: QueryRunner,
     embedder: Embedder,
     question: str,
     *,
     k: int = 5,
     recipe_name: str = "hybrid",
     link_k: int = 1,
+    extra_lists: Sequence[RankedList] = (),
 ) -> SearchResult:
-    """The top ``k`` chunks for ``question`` with the recipe ``recipe_name`` (read transactions only)."""
+    """The top ``k`` chunks for ``question`` with the recipe ``recipe_name`` (read transactions only;
+    ``runner`` is a :class:`~kag_neo4j.store.database.Database` or a tracing runner), with
+    ``extra_lists`` fused in."""
     if not question.strip():
         raise ValueError("search needs a non-empty question")
     config = recipe(recipe_name, k)
@@ -56,8 +62,8 @@ def search(
     if config.weights.ppr > 0:
         mentions = question_mentions(question)
         for mention in mentions:
-            for entity in link_entity(db, embedder, mention, k=link_k):
+            for entity in link_entity(runner, embedder, mention, k=link_k):
                 if entity.id not in seeds:
                     seeds.append(entity.id)
-    chunks = hybrid_retrieve(db, embedder, question, seed_entity_ids=seeds, config=config)
+    chunks = hybrid_retrieve(runner, embedder, question, seed_entity_ids=seeds, config=config, extra_lists=extra_lists)
     return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds)

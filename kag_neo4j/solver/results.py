@@ -16,6 +16,7 @@ __all__ = [
     "Citation",
     "KGFact",
     "QueryRecord",
+    "RunConfig",
     "StepRecord",
     "Used",
 ]
@@ -60,6 +61,7 @@ class QueryRecord(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     rows: int = 0
     ms: float = 0.0
+    error: str | None = Field(default=None, description="why the statement failed (it was then retried or raised)")
 
 
 class Used(BaseModel):
@@ -106,6 +108,17 @@ class StepRecord(BaseModel):
         return [item.id for item in self.used if item.kind == "Chunk"]
 
 
+class RunConfig(BaseModel):
+    """What a run was configured with (built by :func:`kag_neo4j.solver.run_config.run_config`;
+    stored on its ``(:KagRun)``)."""
+
+    solver: dict[str, Any] = Field(description="the SolverConfig, as JSON data")
+    embedder: str
+    graph_version: int
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    ranked_lists: dict[str, float] = Field(default_factory=dict, description="custom ranked list -> weight")
+
+
 class Answer(BaseModel):
     """The result of :meth:`kag_neo4j.api.KAG.ask`.
 
@@ -127,6 +140,7 @@ class Answer(BaseModel):
     mode: Literal["static", "iterative"] = "static"
     language: Literal["en", "zh"] = "en"
     ms: float = 0.0
+    config: RunConfig | None = Field(default=None, description="what the run was configured with (stored on its trace)")
 
     @property
     def llm_calls(self) -> int:

@@ -11,21 +11,29 @@ projected again once.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from neo4j.exceptions import ClientError
 from pydantic import BaseModel, Field
 
+from kag_neo4j.errors import KagError
 from kag_neo4j.models.base import Embedder
+from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.projection import current_projection, is_stale_projection_error
-from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.lucene import lucene_terms
+from kag_neo4j.store.runner import QueryRunner
 
-_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
-_WORD = re.compile(r"\w+", re.UNICODE)
-_BOOLEAN_WORDS = {"AND", "OR", "NOT", "TO"}
+__all__ = [
+    "BUILT_IN_LISTS", "RECIPES", "RankedChunk", "RankedList", "RetrievalConfig", "RetrievalError", "RetrievalWeights",
+    "hybrid_retrieve", "retrieval_params",
+]
+
+
+class RetrievalError(KagError):
+    """A retrieval was asked for with something it cannot use (e.g. a badly named custom list)."""
 
 
 class RetrievalWeights(BaseModel):
@@ -65,63 +73,97 @@ RECIPES: dict[str, RetrievalConfig] = {
 }
 
 
-class RankedChunk(BaseModel):
-    chunk_id: str
-    document_id: str
-    title: str | None
-    text: str
-    score: float
-    ranks: dict[str, int] = Field(description="rank of the chunk in each list it appeared in")
+#: the lists the procedure computes itself
+BUILT_IN_LISTS = frozenset({"dense", "fulltext", "ppr"})
+_LIST_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
-def lucene_query(text: str, max_terms: int = 32) -> str:
-    """A safe Lucene query for free text: its words, escaped, OR-ed (boolean words lower-cased)."""
-    terms: list[str] = []
-    for word in _WORD.findall(text):
-        if word in _BOOLEAN_WORDS:
-            word = word.lower()
-        escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
-        if escaped and escaped not in terms:
-            terms.append(escaped)
-    return " ".join(terms[:max_terms])
+class RankedList(Protocol):
+    """A custom ranked list fused into hybrid retrieval with the built-in ones (see docs/extending.md).
+
+    ``rank`` runs its own ``.cypher`` read through ``runner`` (so the step's trace lists it) and
+    returns chunk ids, best first, at most ``k``. The procedure fuses them by the same weighted
+    RRF rules as dense, fulltext and PPR (:mod:`kag_neo4j.solver.fusion`): ids of chunks that do
+    not exist or whose document is still loading are left out, a chunk listed twice counts at
+    its first rank, weight 0 switches the list off.
+    """
+
+    @property
+    def name(self) -> str:
+        """Lower-case letters, digits and ``_``; not ``dense``, ``fulltext`` or ``ppr``."""
+        ...
+
+    @property
+    def weight(self) -> float:
+        """Its RRF weight (finite, ``>= 0``)."""
+        ...
+
+    def rank(self, runner: QueryRunner, question: str, vector: Sequence[float], k: int) -> list[str]: ...
 
 
-def retrieval_params(question: str, seed_entity_ids: Sequence[str], config: RetrievalConfig) -> dict[str, Any]:
+def _checked(lists: Sequence[RankedList]) -> list[RankedList]:
+    seen: set[str] = set()
+    for ranked in lists:
+        name, weight = ranked.name, ranked.weight
+        if not isinstance(name, str) or not _LIST_NAME.fullmatch(name) or name in BUILT_IN_LISTS or name in seen:
+            raise RetrievalError(
+                f"ranked list name {name!r} is not usable: give each custom list its own name of lower-case "
+                "letters, digits and '_' (at most 32, starting with a letter), other than "
+                + ", ".join(sorted(BUILT_IN_LISTS))
+            )
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            raise RetrievalError(f"ranked list {name!r} has weight {weight!r}; a weight is a finite number >= 0")
+        seen.add(name)
+    return list(lists)
+
+
+def retrieval_params(
+    question: str, seed_entity_ids: Sequence[str], config: RetrievalConfig,
+    extra: Sequence[tuple[RankedList, list[str]]] = (),
+) -> dict[str, Any]:
     """The procedure's parameters, but for the query vector and the projection name (the PPR chunk
-    seeds are the top dense chunks: ``seed_chunk_ids`` None)."""
+    seeds are the top dense chunks: ``seed_chunk_ids`` None); ``extra``: custom lists and their ids."""
+    weights: dict[str, float] = {**config.weights.model_dump(),
+                                 **{ranked.name: float(ranked.weight) for ranked, _ in extra}}
     return {
-        "query_text": lucene_query(question), "seed_entity_ids": list(seed_entity_ids), "seed_chunk_ids": None,
+        "query_text": lucene_terms(question), "seed_entity_ids": list(seed_entity_ids), "seed_chunk_ids": None,
         "k": config.k,
         "k_dense": config.k_dense, "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr,
         "candidate_factor": config.candidate_factor,
         "dense_seeds": config.dense_seeds, "damping": config.damping, "max_iterations": config.max_iterations,
         "ppr_pool": max(config.ppr_pool, config.k_ppr), "rrf_k": config.rrf_k,
-        "weights": config.weights.model_dump(),
+        "weights": weights, "extra_lists": [{"name": ranked.name, "ids": ids} for ranked, ids in extra],
     }
 
 
 def hybrid_retrieve(
-    db: Database,
+    runner: QueryRunner,
     embedder: Embedder,
     question: str,
     *,
     seed_entity_ids: Sequence[str] = (),
     config: RetrievalConfig | None = None,
     query_vector: Sequence[float] | None = None,
+    extra_lists: Sequence[RankedList] = (),
 ) -> list[RankedChunk]:
-    """The top ``config.k`` chunks for ``question``."""
+    """The top ``config.k`` chunks for ``question``; ``extra_lists`` are fused in with the others
+    (each asked for ``config.k_fulltext`` ids)."""
     config = config or RECIPES["hybrid"]
     vector = list(query_vector) if query_vector is not None else embedder.embed_query(question)
     needs_ppr = config.weights.ppr > 0
-    params = retrieval_params(question, seed_entity_ids, config)
+    extra = [
+        (ranked, [str(chunk_id) for chunk_id in ranked.rank(runner, question, vector, config.k_fulltext)])
+        for ranked in _checked(extra_lists) if ranked.weight > 0
+    ]
+    params = retrieval_params(question, seed_entity_ids, config, extra)
 
     used: list[str] = []
 
     def run(seed_chunk_ids: list[str] | None, incomplete: str | None = None) -> list[dict[str, Any]]:
-        graph_name = current_projection(db, incomplete=incomplete) if needs_ppr else ""
+        graph_name = current_projection(runner, incomplete=incomplete) if needs_ppr else ""
         used.append(graph_name)
-        return db.read(
-            cypher.query("hybrid_retrieval", "procedures"), query_vector=vector,
+        return runner.query(
+            "hybrid_retrieval", "procedures", query_vector=vector,
             graph_name=graph_name, **{**params, "seed_chunk_ids": seed_chunk_ids},
         )
 
@@ -132,7 +174,7 @@ def hybrid_retrieve(
         if not (needs_ppr and is_stale_projection_error(exc)):
             raise
         # again: the seeds first, then the projection of the version read after them
-        seeds = [str(row["id"]) for row in db.read(cypher.query("solver/dense_seeds"), query_vector=vector, **params)]
+        seeds = [str(row["id"]) for row in runner.query("solver/dense_seeds", query_vector=vector, **params)]
         try:
             rows = run(seeds)
         except ClientError as again:
@@ -145,7 +187,7 @@ def hybrid_retrieve(
             chunk_id=row["chunk_id"],
             document_id=row["document_id"],
             title=row["title"],
-            text=row["text"],
+            text=row["text"] or "",
             score=row["score"],
             ranks={item["list"]: item["rank"] for item in row["ranks"]},
         )

@@ -1,8 +1,11 @@
 """The solver's runtime: configuration, and the two doors to the outside — Neo4j and the LLM.
 
-Every question-time query goes through :meth:`Runtime.read` (a read transaction; the statement
-comes from a ``.cypher`` file and every value is a parameter) and is written down in the step's
-:class:`~kag_neo4j.solver.results.QueryRecord` for the trace. Every model call goes through
+Every question-time query goes through the step's :meth:`Runtime.runner` (a
+:class:`~kag_neo4j.store.runner.QueryRunner`: a read transaction; the statement comes from a
+``.cypher`` file and every value is a parameter) and is written down, with its exact parameters,
+in the step's :class:`~kag_neo4j.solver.results.QueryRecord` for the trace: the step's own
+queries (:meth:`Runtime.read`) and those of linking, hybrid retrieval and projection upkeep, which
+take the runner. Every model call goes through
 :meth:`Runtime.ask`, which records its tokens on the step.
 """
 
@@ -17,13 +20,14 @@ from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import LLM, ChatMessage, Embedder
 from kag_neo4j.prompts.context import EvidenceBudget, Language
+from kag_neo4j.resources import ResourceFolder
 from kag_neo4j.solver.memory import Memory
 from kag_neo4j.solver.results import QueryRecord, StepRecord
-from kag_neo4j.solver.retrieval import RetrievalConfig
+from kag_neo4j.solver.retrieval import RankedList, RetrievalConfig
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 
-__all__ = ["Runtime", "SolverConfig", "elide"]
+__all__ = ["Runtime", "SolverConfig", "StepRunner", "elide"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -76,6 +80,39 @@ def elide(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class StepRunner:
+    """A :class:`~kag_neo4j.store.runner.QueryRunner` that notes every query on one step record:
+    its name, text, parameters (vectors elided), row count and time, and the error of a query
+    that failed (then re-raised)."""
+
+    def __init__(self, db: Database, record: StepRecord) -> None:
+        self._db = db
+        self._record = record
+
+    @property
+    def database(self) -> str:
+        return self._db.database
+
+    def query(self, name: str, folder: ResourceFolder = "cypher", /, **params: Any) -> list[dict[str, Any]]:
+        text = cypher.query(name, folder)
+        began = time.perf_counter()
+        error: str | None = None
+        rows: list[dict[str, Any]] = []
+        try:
+            rows = self._db.read(text, **params)
+            return rows
+        except Exception as exc:
+            error = " ".join(str(exc).split())[:300] or type(exc).__name__
+            raise
+        finally:
+            self._record.queries.append(
+                QueryRecord(
+                    name=f"{folder}/{name}", cypher=text, params=elide(params), rows=len(rows),
+                    ms=round((time.perf_counter() - began) * 1000, 2), error=error,
+                )
+            )
+
+
 class Runtime:
     """What every operator of one run shares."""
 
@@ -88,6 +125,7 @@ class Runtime:
         config: SolverConfig,
         language: Language,
         memory: Memory | None = None,
+        extra_lists: Sequence[RankedList] = (),
     ) -> None:
         self.db = db
         self.llm = llm
@@ -95,6 +133,8 @@ class Runtime:
         self.config = config
         self.language: Language = language
         self.memory = memory or Memory()
+        #: custom ranked lists every chunk retrieval of the run fuses in
+        self.extra_lists = tuple(extra_lists)
         self._lock = threading.Lock()
         self.records: list[StepRecord] = []
 
@@ -108,35 +148,16 @@ class Runtime:
 
     # ---- Neo4j --------------------------------------------------------------------------------
 
+    def runner(self, record: StepRecord) -> StepRunner:
+        """The :class:`~kag_neo4j.store.runner.QueryRunner` of ``record``'s step: linking,
+        retrieval, projection and custom ranked lists run their queries through it."""
+        return StepRunner(self.db, record)
+
     def read(
-        self, record: StepRecord, name: str, folder: str = "cypher", **params: Any
+        self, record: StepRecord, name: str, folder: ResourceFolder = "cypher", **params: Any
     ) -> list[dict[str, Any]]:
         """Run ``<folder>/<name>.cypher`` in a read transaction and note it on ``record``."""
-        text = cypher.query(name, folder)  # type: ignore[arg-type]
-        began = time.perf_counter()
-        rows = self.db.read(text, **params)
-        self.note_query(record, f"{folder}/{name}", text, params, rows=len(rows), began=began)
-        return rows
-
-    def note_query(
-        self,
-        record: StepRecord,
-        name: str,
-        text: str,
-        params: dict[str, Any],
-        *,
-        rows: int,
-        began: float,
-    ) -> None:
-        record.queries.append(
-            QueryRecord(
-                name=name,
-                cypher=text,
-                params=elide(params),
-                rows=rows,
-                ms=round((time.perf_counter() - began) * 1000, 2),
-            )
-        )
+        return self.runner(record).query(name, folder, **params)
 
     # ---- LLM ----------------------------------------------------------------------------------
 

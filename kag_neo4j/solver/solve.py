@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from kag_neo4j.errors import KagError
@@ -23,6 +24,8 @@ from kag_neo4j.solver.loops import run_iterative, run_static
 from kag_neo4j.solver.planner import Planner
 from kag_neo4j.solver.projection import graph_version
 from kag_neo4j.solver.results import Answer
+from kag_neo4j.solver.retrieval import RankedList
+from kag_neo4j.solver.run_config import run_config
 from kag_neo4j.solver.runtime import Runtime, SolverConfig
 from kag_neo4j.store.database import Database
 
@@ -54,21 +57,29 @@ def _usage_delta(before: dict[str, dict[str, float]], after: dict[str, dict[str,
 class Solver:
     """Answers questions over one database with one LLM and one embedder."""
 
-    def __init__(self, db: Database, llm: LLM, embedder: Embedder, config: SolverConfig | None = None) -> None:
+    def __init__(
+        self, db: Database, llm: LLM, embedder: Embedder, config: SolverConfig | None = None,
+        *, ranked_lists: Sequence[RankedList] = (),
+    ) -> None:
         self.db = db
         self.llm = llm
         self.embedder = embedder
         self.config = config or SolverConfig()
+        #: custom ranked lists fused into every chunk retrieval
+        self.ranked_lists = tuple(ranked_lists)
         self._schema: tuple[int, GraphSchema] | None = None
         self._lock = threading.Lock()
 
     def graph_schema(self) -> GraphSchema:
         """The graph's vocabulary, re-read only when the graph version changed."""
+        return self._versioned_schema()[1]
+
+    def _versioned_schema(self) -> tuple[int, GraphSchema]:
         version = graph_version(self.db)
         with self._lock:
             if self._schema is None or self._schema[0] != version:
                 self._schema = (version, read_graph_schema(self.db))
-            return self._schema[1]
+            return version, self._schema[1]
 
     def solve(self, question: str, *, mode: Mode = "static", language: str = "auto") -> Answer:
         if not isinstance(question, str) or not question.strip():
@@ -78,8 +89,9 @@ class Solver:
         question = " ".join(question.split())
         began = time.perf_counter()
         before = _stages(self.llm)
-        rt = Runtime(self.db, self.llm, self.embedder, config=self.config, language=pick_language(language, question))
-        schema = self.graph_schema()
+        rt = Runtime(self.db, self.llm, self.embedder, config=self.config, language=pick_language(language, question),
+                     extra_lists=self.ranked_lists)
+        version, schema = self._versioned_schema()
         planner = Planner(rt, schema_summary=schema.summary())
         executor = PlanExecutor(rt)
         plan: Plan | None
@@ -106,4 +118,5 @@ class Solver:
             question=question, answer=composed.answer, known=composed.known, citations=composed.citations,
             kg_path=composed.kg_path, steps=rt.records, usage=usage, plan=plan.to_text() if plan else "",
             mode=mode, language=rt.language, ms=round((time.perf_counter() - began) * 1000, 1),
+            config=run_config(self.config, self.embedder.model_id, version, self.ranked_lists),
         )

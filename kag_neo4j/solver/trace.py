@@ -2,7 +2,8 @@
 
 Shape (one write transaction per run, after the answer; ``trace=False`` skips it)::
 
-    (:KagRun {id, question, answer, known, mode, language, plan, ms, llm_calls, tokens, ...})
+    (:KagRun {id, question, answer, known, mode, language, plan, ms, llm_calls, tokens, model,
+              config, embedder, graph_version, prompt_versions, ranked_lists, ...})
       -[:HAS_STEP {index}]->(:KagStep {id, index, op, step, action, question, lf, layer, source,
                                       cypher, params, result, outputs, facts, ms, llm_calls,
                                       prompt_tokens, completion_tokens, tokens, note, error})
@@ -79,7 +80,9 @@ def step_properties(run_id: str, record: StepRecord) -> dict[str, Any]:
         "layer": record.layer,
         "source": record.source,
         "cypher": cypher_text,
-        "params": _json([{"name": q.name, "params": q.params} for q in record.queries]),
+        "params": _json([
+            {"name": q.name, "params": q.params, **({"error": q.error} if q.error else {})} for q in record.queries
+        ]),
         "result": result,
         "outputs": _json(record.outputs),
         "facts": _json([fact.model_dump() for fact in record.facts]),
@@ -115,6 +118,12 @@ def run_properties(answer: Answer, run_id: str, model: str | None) -> dict[str, 
         "kg_path": _json([fact.model_dump() for fact in answer.kg_path]),
         "model": model,
     }
+    if answer.config is not None:  # what the run was configured with (kag_neo4j.solver.run_config)
+        props.update({
+            "config": _json(answer.config.solver), "embedder": answer.config.embedder,
+            "graph_version": answer.config.graph_version, "prompt_versions": _json(answer.config.prompt_versions),
+            "ranked_lists": _json(answer.config.ranked_lists),
+        })
     return {key: value for key, value in props.items() if value is not None}
 
 

@@ -19,7 +19,6 @@ this module, so text from the model never becomes a label, relationship type or 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -30,6 +29,7 @@ from kag_neo4j.errors import InvalidIdentifierError, SchemaError
 from kag_neo4j.solver.lf.analysis import AliasSite
 from kag_neo4j.solver.lf.ast import Action, Element, Plan, RetrievalOp, Step
 from kag_neo4j.store.identifiers import check_identifier, is_reserved_label
+from kag_neo4j.store.keys import predicate_key as name_key  # the one predicate key, re-exported
 
 __all__ = [
     "GENERIC_TYPE",
@@ -49,12 +49,6 @@ GENERIC_TYPE = "Entity"
 VALUE_TYPES = frozenset(
     {"Text", "Integer", "Float", "Number", "Date", "Year", "Time", "Boolean", "Duration", "Money", "Percent"}
 )
-
-
-def name_key(name: str) -> str:
-    """The comparison key of a type or predicate name: NFKC, case-folded, without spaces,
-    ``_`` and ``-``. ``plays for``, ``plays_for`` and ``PlaysFor`` share the key ``playsfor``."""
-    return re.sub(r"[\s_\-]+", "", unicodedata.normalize("NFKC", name)).casefold()
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ from kag_neo4j.errors import (
     Neo4jTransientError,
     Neo4jUnavailableError,
 )
-from kag_neo4j.store import cypher
+from kag_neo4j.resources import ResourceFolder
+from kag_neo4j.store import cypher as cypher_files
 
 #: driver errors that are retried (in transactions always, outside them when idempotent)
 RETRIED = (ServiceUnavailable, SessionExpired, TransientError)
@@ -156,7 +157,7 @@ class Database:
             address = driver.get_server_info().address
             uri = f"{address.host}:{address.port}"
         if database is None:
-            records, _, _ = driver.execute_query(cypher.query("store/home_database"), routing_=neo4j.RoutingControl.READ)
+            records, _, _ = driver.execute_query(cypher_files.query("store/home_database"), routing_=neo4j.RoutingControl.READ)
             database = str(records[0]["name"])
         return cls(Connection(uri, database, None, retry_seconds), driver=driver)
 
@@ -218,6 +219,11 @@ class Database:
         """Run one query in a read transaction and return its records as dicts."""
         with self.session() as session:
             return session.execute_read(lambda tx: tx.run(cypher, params).data())
+
+    def query(self, name: str, folder: ResourceFolder = "cypher", /, **params: Any) -> list[dict[str, Any]]:
+        """Run ``<folder>/<name>.cypher`` in a read transaction (the untraced
+        :class:`~kag_neo4j.store.runner.QueryRunner`)."""
+        return self.read(cypher_files.query(name, folder), **params)
 
     def write(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
         """Run one query in a write transaction and return its records as dicts."""

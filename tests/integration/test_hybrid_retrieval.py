@@ -123,3 +123,73 @@ def test_cypher_fusion_agrees_with_the_python_reference(graph: Database, embedde
         reference = rrf(lists, weights)
         assert [hit.chunk_id for hit in hits] == [chunk_id for chunk_id, _ in reference], question
         assert [hit.score for hit in hits] == pytest.approx([score for _, score in reference]), question
+
+
+class _Fixed:
+    """A custom ranked list that returns fixed ids (duplicates and a missing chunk included)."""
+
+    def __init__(self, ids: list[str], weight: float = 1.0, name: str = "fixed") -> None:
+        self.ids, self.weight, self.name = ids, weight, name
+        self.asked: list[int] = []
+
+    def rank(self, runner: object, question: str, vector: object, k: int) -> list[str]:
+        self.asked.append(k)
+        return list(self.ids)
+
+
+def test_cypher_fusion_of_a_custom_list_agrees_with_the_python_reference(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    from kag_neo4j.solver.fusion import rrf
+
+    weights = {"dense": 1.0, "fulltext": 0.5, "ppr": 1.0, "fixed": 2.0}
+    extra = _Fixed(["thames#0#0", "nile#0#0", "thames#0#0", "no-such#0#0", "madrid#0#0"], weight=weights["fixed"])
+    config = RetrievalConfig(k=len(CHUNKS), dense_seeds=0, weights=RetrievalWeights(dense=1.0, fulltext=0.5, ppr=1.0))
+    hits = hybrid_retrieve(graph, embedder, "Ronaldo Real Madrid club", seed_entity_ids=["real_madrid"], config=config,
+                           extra_lists=[extra])
+    assert extra.asked == [config.k_fulltext]
+    lists: dict[str, list[str]] = {}
+    for name in ("dense", "fulltext", "ppr"):
+        lists[name] = [cid for _, cid in sorted((h.ranks[name], h.chunk_id) for h in hits if name in h.ranks)]
+    lists["fixed"] = [cid for cid in extra.ids if cid in CHUNKS]  # missing chunks are left out
+    assert {h.chunk_id: h.ranks.get("fixed") for h in hits if "fixed" in h.ranks} == {
+        "thames#0#0": 1, "nile#0#0": 2, "madrid#0#0": 4}, "a duplicate counts at its first rank and takes a rank"
+    reference = rrf(lists, weights)
+    assert [h.chunk_id for h in hits] == [cid for cid, _ in reference]
+    assert [h.score for h in hits] == pytest.approx([score for _, score in reference])
+
+
+def test_a_custom_list_of_weight_zero_changes_nothing_and_bad_lists_are_refused(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    from kag_neo4j.solver.retrieval import RetrievalError
+
+    config = RECIPES["hybrid"]
+    plain = hybrid_retrieve(graph, embedder, "river", seed_entity_ids=["nile"], config=config)
+    off = _Fixed(["thames#0#0"], weight=0.0)
+    assert hybrid_retrieve(graph, embedder, "river", seed_entity_ids=["nile"], config=config, extra_lists=[off]) == plain
+    assert off.asked == [], "a list switched off is not asked"
+    for bad in (_Fixed([], name="dense"), _Fixed([], name="Bad Name"), _Fixed([], weight=float("nan")),
+                _Fixed([], weight=-1.0)):
+        with pytest.raises(RetrievalError):
+            hybrid_retrieve(graph, embedder, "river", config=config, extra_lists=[bad])
+    with pytest.raises(RetrievalError):
+        hybrid_retrieve(graph, embedder, "river", config=config, extra_lists=[_Fixed([]), _Fixed([])])
+
+
+def test_the_custom_ranked_list_example_reorders_by_the_rrf_rules(graph: Database, embedder: HashingEmbedder) -> None:
+    import runpy
+    from pathlib import Path
+
+    from kag_neo4j.solver.fusion import rrf
+
+    example = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "custom_ranked_list.py"))
+    question = "Which club was founded in 1902 in the Spanish capital? (Thames)"
+    without, with_title = example["compare"](graph, embedder, question, k=4, recipe_name="dense", weight=2.0)
+    assert [h.chunk_id for h in with_title][:1] == ["thames#0#0"], "the titled chunk goes first"
+    assert [h.chunk_id for h in without][:1] != ["thames#0#0"], "and was not first without the list"
+    lists = {name: [cid for _, cid in sorted((h.ranks[name], h.chunk_id) for h in with_title if name in h.ranks)]
+             for name in ("dense", "title")}
+    assert lists["title"] == ["thames#0#0"]
+    reference = rrf(lists, {"dense": 1.0, "title": 2.0})
+    assert [h.chunk_id for h in with_title] == [cid for cid, _ in reference][: len(with_title)]

@@ -29,7 +29,8 @@ from kag_neo4j.prompts.subanswer import build_deduce_messages
 from kag_neo4j.solver.lf.ast import AliasRef, DeduceOp
 from kag_neo4j.solver.lf.scanner import Scanner
 from kag_neo4j.solver.lf.spec import OperatorSpec
-from kag_neo4j.solver.memory import EvidenceChunk, Item
+from kag_neo4j.solver.chunks import RankedChunk
+from kag_neo4j.solver.memory import Item
 from kag_neo4j.solver.values import (
     PartialDate,
     as_date,
@@ -332,7 +333,7 @@ def run(ctx: ActionContext, op: DeduceOp) -> None:
 
 def _ask(ctx: ActionContext, request: DeduceRequest) -> DeduceOutcome:
     rt, record = ctx.rt, ctx.record
-    evidence: list[EvidenceChunk] = []
+    evidence: list[RankedChunk] = []
     for index in record.depends_on:
         for chunk_id in rt.records[index].evidence:
             chunk = rt.memory.chunk(chunk_id)

@@ -26,7 +26,6 @@ the chunks and entities it used (with ranks) and every query with its parameters
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,11 +35,12 @@ from kag_neo4j.prompts.answer import is_unknown
 from kag_neo4j.prompts.context import Fact
 from kag_neo4j.prompts.plan import OPERATOR_LINES
 from kag_neo4j.prompts.subanswer import SubAnswerResponse, build_subanswer_messages
-from kag_neo4j.solver.linking import LinkedEntity, link_entity
+from kag_neo4j.solver.evidence_search import link_mention, remember_fact_chunks, retrieve_chunks
 from kag_neo4j.solver.lf.analysis import AliasSite
 from kag_neo4j.solver.lf.ast import Element, RetrievalOp
 from kag_neo4j.solver.lf.scanner import Scanner
 from kag_neo4j.solver.lf.spec import OperatorSpec
+from kag_neo4j.solver.linking import LinkedEntity
 from kag_neo4j.solver.matching import (
     DATE_TYPES,
     NUMBER_TYPES,
@@ -49,18 +49,17 @@ from kag_neo4j.solver.matching import (
     normalise_name,
     predicate_similarity,
 )
-from kag_neo4j.solver.memory import EvidenceChunk, Item
+from kag_neo4j.solver.memory import Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
-from kag_neo4j.solver.retrieval import hybrid_retrieve, lucene_query, retrieval_params
 from kag_neo4j.solver.runtime import Runtime
-from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan, name_key
+from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan
 from kag_neo4j.solver.values import parse_date, parse_number
-from kag_neo4j.store import cypher
+from kag_neo4j.store.keys import predicate_key
 
 if TYPE_CHECKING:
     from kag_neo4j.solver.action import ActionContext
 
-__all__ = ["SPEC", "End", "link_mention", "retrieve_chunks", "run_retrieval"]
+__all__ = ["SPEC", "End", "run_retrieval"]
 
 _EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate"})
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -96,19 +95,7 @@ class _Candidate:
 
 
 # --------------------------------------------------------------------------------------------
-# linking
-
-
-def link_mention(rt: Runtime, record: StepRecord, mention: str, type_name: str | None) -> list[LinkedEntity]:
-    """Link ``mention`` (noting the query on ``record``)."""
-    began = time.perf_counter()
-    linked = link_entity(rt.db, rt.embedder, mention, type_name=type_name, k=rt.config.link_k)
-    params = {"mention": mention, "mention_query": lucene_query(mention), "type": type_name, "k": rt.config.link_k}
-    rt.note_query(
-        record, "procedures/link_entities", cypher.query("link_entities", "procedures"), params,
-        rows=len(linked), began=began,
-    )
-    return linked
+# ends (linking: :mod:`kag_neo4j.solver.evidence_search`)
 
 
 def _close(mention: str, entity: LinkedEntity) -> float:
@@ -212,7 +199,7 @@ def _hop_candidates(
     exact = predicate is not None
     rows: list[dict[str, Any]] = []
     if predicate is not None:
-        rows = rt.read(record, "solver/one_hop", predicates=[name_key(predicate)], limit=rt.config.hop_limit, **params)
+        rows = rt.read(record, "solver/one_hop", predicates=[predicate_key(predicate)], limit=rt.config.hop_limit, **params)
     if not rows:
         exact = False
         rows = rt.read(record, "solver/one_hop", predicates=None, limit=rt.config.widen_limit, **params)
@@ -237,7 +224,7 @@ def _hop_candidates(
 def _property_candidates(rt: Runtime, record: StepRecord, anchor: End, predicate: str | None) -> list[_Candidate]:
     if not predicate:
         return []
-    rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=[name_key(predicate)])
+    rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=[predicate_key(predicate)])
     if not rows:
         rows = rt.read(record, "solver/entity_properties", anchor_ids=anchor.ids, predicates=None)
     out = []
@@ -256,51 +243,6 @@ def _property_candidates(rt: Runtime, record: StepRecord, anchor: End, predicate
             )
         )
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# chunks
-
-
-def retrieve_chunks(
-    rt: Runtime, record: StepRecord, text: str, seeds: list[str], *, k: int | None = None
-) -> list[EvidenceChunk]:
-    """Hybrid retrieval for ``text`` seeded with ``seeds``; noted on ``record`` and kept in memory."""
-    config = rt.config.retrieval.model_copy(update={"k": k or rt.config.chunk_k})
-    began = time.perf_counter()
-    ranked = hybrid_retrieve(rt.db, rt.embedder, text, seed_entity_ids=seeds, config=config)
-    rt.note_query(
-        record, "procedures/hybrid_retrieval", cypher.query("hybrid_retrieval", "procedures"),
-        retrieval_params(text, seeds, config),
-        rows=len(ranked), began=began,
-    )
-    chunks = [
-        EvidenceChunk(chunk_id=r.chunk_id, document_id=r.document_id, title=r.title, text=r.text, score=r.score)
-        for r in ranked
-    ]
-    start = sum(1 for used in record.used if used.kind == "Chunk")
-    for rank, chunk in enumerate(chunks, start=start + 1):
-        record.used.append(Used(kind="Chunk", id=chunk.chunk_id, rank=rank, score=round(chunk.score, 6)))
-    rt.memory.add_chunks(chunks)
-    return chunks
-
-
-def remember_fact_chunks(rt: Runtime, record: StepRecord, chunk_ids: list[str]) -> None:
-    """Fetch the chunks graph facts cite (for citations) and note them as used.
-
-    Chunks of documents still loading are not fetched (``chunks_by_id`` leaves them out), so they
-    are neither noted nor cited."""
-    missing = [cid for cid in dict.fromkeys(chunk_ids) if rt.memory.chunk(cid) is None]
-    if missing:
-        rows = rt.read(record, "solver/chunks_by_id", chunk_ids=missing)
-        rt.memory.add_chunks(
-            EvidenceChunk(chunk_id=r["chunk_id"], document_id=r["document_id"], title=r["title"], text=r["text"] or "")
-            for r in rows
-        )
-    have = {used.id for used in record.used if used.kind == "Chunk"}
-    for rank, cid in enumerate(dict.fromkeys(chunk_ids), start=len(have) + 1):
-        if cid not in have and rt.memory.chunk(cid) is not None:
-            record.used.append(Used(kind="Chunk", id=cid, rank=rank, score=1.0))
 
 
 # --------------------------------------------------------------------------------------------

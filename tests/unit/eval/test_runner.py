@@ -15,7 +15,6 @@ from kag_neo4j.eval.methods import (
     MethodContext,
     QAOutput,
     RetrievalOutput,
-    Retrieved,
     parse_methods,
 )
 from kag_neo4j.eval.runner import (
@@ -27,6 +26,7 @@ from kag_neo4j.eval.runner import (
 )
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.models.usage import Usage
+from kag_neo4j.solver.chunks import RankedChunk
 
 QUESTION = Question(id="q1", question="Where was Ada born?", answers=["Millbrook", "Millbrook town"],
                     gold=[GoldPassage(title="Ada"), GoldPassage(title="Millbrook")])
@@ -39,7 +39,7 @@ def _ctx(usage: Usage | None = None) -> MethodContext:
 
 def _retriever(*docs: str):
     def retrieve(_question: str) -> RetrievalOutput:
-        return RetrievalOutput(chunks=[Retrieved(chunk_id=f"{d}#0#{i}", document_id=d) for i, d in enumerate(docs)])
+        return RetrievalOutput(chunks=[RankedChunk(chunk_id=f"{d}#0#{i}", document_id=d) for i, d in enumerate(docs)])
     return retrieve
 
 

@@ -11,7 +11,8 @@ from kag_neo4j.errors import KagError
 from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.solver.generate import compose, dependency_closure
 from kag_neo4j.solver.judge import JudgeOutcome
-from kag_neo4j.solver.memory import Binding, EvidenceChunk, Item
+from kag_neo4j.solver.chunks import RankedChunk
+from kag_neo4j.solver.memory import Binding, Item
 from kag_neo4j.solver.results import Answer, KGFact, QueryRecord, Used
 from kag_neo4j.solver.runtime import Runtime, SolverConfig, elide
 from kag_neo4j.solver.trace import check_run_id, run_properties, step_properties
@@ -21,8 +22,8 @@ def _runtime(language: str = "en") -> Runtime:
     return Runtime(None, ScriptedLLM([]), None, config=SolverConfig(), language=language)  # type: ignore[arg-type]
 
 
-def _chunk(cid: str, text: str) -> EvidenceChunk:
-    return EvidenceChunk(chunk_id=cid, document_id=cid.split("#")[0], title=cid.split("#")[0], text=text)
+def _chunk(cid: str, text: str) -> RankedChunk:
+    return RankedChunk(chunk_id=cid, document_id=cid.split("#")[0], title=cid.split("#")[0], text=text)
 
 
 def _graph_step(rt: Runtime, alias: str, value: str, cid: str) -> int:
