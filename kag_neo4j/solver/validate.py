@@ -62,11 +62,7 @@ class PredicateSpec:
 
 @runtime_checkable
 class SchemaDescription(Protocol):
-    """What plan validation needs to know about a schema.
-
-    Optional extra attributes read when present: ``parents`` (type -> parent type, for domain
-    and range checks through inheritance) and ``value_types``.
-    """
+    """What plan validation needs to know about a schema (:class:`SimpleSchema` is the plain one)."""
 
     @property
     def type_names(self) -> Collection[str]: ...
@@ -76,6 +72,16 @@ class SchemaDescription(Protocol):
 
     @property
     def synonyms(self) -> Mapping[str, str]: ...
+
+    @property
+    def parents(self) -> Mapping[str, str]:
+        """type -> parent type, for domain and range checks through inheritance."""
+        ...
+
+    @property
+    def value_types(self) -> frozenset[str]:
+        """Types whose values are literals (numbers, dates, text), not entities."""
+        ...
 
 
 def _check_type_name(name: str) -> None:
@@ -186,8 +192,8 @@ class ValidatedPlan(BaseModel):
 class _Lookup:
     def __init__(self, schema: SchemaDescription) -> None:
         self.schema = schema
-        self.value_types = frozenset(getattr(schema, "value_types", VALUE_TYPES))
-        self.parents: Mapping[str, str] = getattr(schema, "parents", {}) or {}
+        self.value_types = frozenset(schema.value_types)
+        self.parents: Mapping[str, str] = schema.parents
         for name in schema.type_names:
             _check_type_name(name)
         type_names = set(schema.type_names) | set(self.value_types)

@@ -9,6 +9,7 @@ from kag_neo4j.solver.lf.ast import Plan, RetrievalOp
 from kag_neo4j.solver.lf.parse import parse_plan
 from kag_neo4j.solver.validate import (
     PredicateSpec,
+    VALUE_TYPES,
     SchemaDescription,
     SimpleSchema,
     name_key,
@@ -203,6 +204,8 @@ def test_hostile_names_in_a_protocol_schema_are_rejected_at_validation() -> None
         type_names = ["Person", "Person`) DETACH DELETE (n"]
         predicates: dict[str, PredicateSpec] = {}
         synonyms: dict[str, str] = {}
+        parents: dict[str, str] = {}
+        value_types = VALUE_TYPES
 
     plan = parse_plan("Step1: q\nAction1: Retrieval(s=s1:Person, p=p1, o=o1)\nAction2: Output(o1)")
     with pytest.raises(InvalidIdentifierError):
@@ -236,6 +239,8 @@ def test_a_schema_of_plans_may_not_name_kag_neo4j_labels(name: str) -> None:
         type_names = ["Person", name]
         predicates: dict[str, PredicateSpec] = {}
         synonyms: dict[str, str] = {}
+        parents: dict[str, str] = {}
+        value_types = VALUE_TYPES
 
     plan = parse_plan("Step1: q\nAction1: Retrieval(s=s1:Person, p=p1, o=o1)\nAction2: Output(o1)")
     with pytest.raises(InvalidIdentifierError, match="kag-neo4j uses"):
