@@ -8,8 +8,8 @@ from kag_neo4j.errors import InvalidIdentifierError, SchemaError
 from kag_neo4j.solver.lf.ast import Plan, RetrievalOp
 from kag_neo4j.solver.lf.parse import parse_plan
 from kag_neo4j.solver.validate import (
-    PredicateSpec,
     VALUE_TYPES,
+    PredicateSpec,
     SchemaDescription,
     SimpleSchema,
     name_key,
