@@ -20,6 +20,7 @@ from kag_neo4j.rules.depends import order
 from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.literals import cypher_literal
 
 
 class RuleResult(BaseModel):
@@ -88,20 +89,6 @@ def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | 
         return results
 
     return ApplyResult(as_of=instant.isoformat(), rules=db.write_tx(work))
-
-
-def cypher_literal(value: object) -> str:
-    """A parameter value written as a Cypher literal (for ``:param`` lines in Neo4j Browser)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(cypher_literal(item) for item in value) + "]"
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
 
 
 def explain(rule: CompiledRule, as_of: datetime) -> str:
