@@ -126,9 +126,10 @@ class FakeEndpoint:
                 users = [str(m.get("content", "")) for m in body.get("messages") or [] if m.get("role") == "user"]
                 # the passage is in the first user message; a repair prompt comes after it
                 found = next((m.group(1) for m in map(_PASSAGE.search, users) if m), users[0] if users else "")
-                self._send(200, _chat_body(json.dumps(extraction_of(found))))
-                with endpoint._lock:
+                reply = _chat_body(json.dumps(extraction_of(found)))
+                with endpoint._lock:  # counted before the reply leaves, so a client that has it sees the count
                     endpoint.answered += 1
+                self._send(200, reply)
 
         return Handler
 
