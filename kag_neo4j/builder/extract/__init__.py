@@ -141,6 +141,9 @@ class Extraction(DocumentExtractor):
             self.index.add_document(document)
             result = structured_extract(document, chunks, schema=self.schema, index=self.index)
             result.extractions = [schema_check(r, self.schema) for r in result.extractions]
+            if self.schema is not None:  # values already typed as the schema says (structured.record_properties)
+                result.normalised = True
+                return result
             return self._finish(result)
         return self.extract_chunks(chunks)
 
