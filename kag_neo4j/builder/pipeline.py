@@ -103,6 +103,9 @@ class LoadOptions(BaseModel):
     progress: bool = False
     #: re-load documents even when their hash is unchanged
     force: bool = False
+    #: a structured row's reference to a record the load lacks: ``skip`` the relation (reported)
+    #: or ``create`` a bare node of the target type with that id (reported too)
+    dangling: Literal["skip", "create"] = "skip"
 
 
 class LoadSummary(BaseModel):
@@ -199,7 +202,7 @@ class LoadSummary(BaseModel):
             rows.append(("issues", f"{self.issues} (off-schema types/relations, dropped properties)"))
         if self.dangling_references:
             total = sum(self.dangling_references.values())
-            rows.append(("dangling references", f"{total} (relations skipped): " + ", ".join(
+            rows.append(("dangling references", f"{total}: " + ", ".join(
                 f"{where} {count}" for where, count in sorted(self.dangling_references.items()))))
         if self.graph:
             rows.append(("graph", ", ".join(f"{k} {v}" for k, v in self.graph.items())))
@@ -223,6 +226,7 @@ def build_extractor(
     *,
     schema: ResolvedSchema | None = None,
     llm: LLM | None = None,
+    dangling: Literal["skip", "create"] = "skip",
 ) -> tuple[DocumentExtractor, LLM | None]:
     """The extractor for ``mode`` and the LLM it uses (``None`` in light mode)."""
     if mode not in ("full", "light"):
@@ -231,7 +235,7 @@ def build_extractor(
         from kag_neo4j.models import build_llm
 
         llm = build_llm(settings)
-    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema), llm
+    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema, dangling=dangling), llm
 
 
 def _normalise(extraction: ChunkExtraction) -> ChunkExtraction:
@@ -290,7 +294,8 @@ class Pipeline:
         self.after_write = after_write
         self.llm = llm
         if extractor is None:
-            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm)
+            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm,
+                                                  dangling=options.dangling)
         self.extractor = as_document_extractor(extractor)
         if embedder is None:
             from kag_neo4j.models import build_embedder
@@ -401,7 +406,8 @@ class Pipeline:
 
     def _note_dangling(self, doc: AlignedDocument) -> None:
         for reference in doc.dangling:
-            where = f"{Path(reference.source).name}: {reference.column} -> {reference.target_type}"
+            where = f"{Path(reference.source).name}: {reference.column} -> {reference.target_type}" + \
+                (" (created)" if reference.created else "")
             self.summary.dangling_references[where] = self.summary.dangling_references.get(where, 0) + 1
             if len(self.summary.dangling_samples) < 20:
                 self.summary.dangling_samples.append(str(reference))

@@ -91,10 +91,13 @@ class DanglingReference(BaseModel):
     column: str
     target_type: str
     reference: str
+    #: the load keeps such references as bare nodes of the target type (``--dangling create``)
+    created: bool = False
 
     def __str__(self) -> str:
+        outcome = f"kept as a bare {self.target_type} node" if self.created else "relation skipped"
         return (f"{self.source} row {self.row}: {self.column} refers to {self.target_type} {self.reference!r}, "
-                f"which no {self.target_type} record has (by id or by a key column); relation skipped")
+                f"which no {self.target_type} record has (by id or by a key column); {outcome}")
 
 
 class ChunkExtraction(BaseModel):

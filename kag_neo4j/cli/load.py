@@ -72,6 +72,9 @@ def load_command(
                                           "named after a schema type), others records; or records, passages, text.")] = "auto",
     mapping: Annotated[Path | None, typer.Option("--mapping", help="TOML file saying what CSV files whose name or "
                                                  "columns differ from the convention hold (docs/builder-input.md).")] = None,
+    dangling: Annotated[str, typer.Option("--dangling", help="A table row's reference to a record no table of the "
+                                          "load holds: skip (the relation; reported) or create (a bare node of the "
+                                          "referenced type; reported).")] = "skip",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help="Show a progress bar (default: on a terminal).")] = None,
@@ -91,6 +94,8 @@ def load_command(
 
     if mode not in ("full", "light"):
         raise _fail(f"--mode {mode!r} is not a mode; use --mode full or --mode light", code=2)
+    if dangling not in ("skip", "create"):
+        raise _fail(f"--dangling {dangling!r} is not a choice; use --dangling skip or --dangling create", code=2)
     if csv_mode not in ("auto", "records", "passages", "text"):
         raise _fail(f"--csv-mode {csv_mode!r} is not a mode; use auto, records, passages or text", code=2)
     if not paths and taxonomy is None:
@@ -110,6 +115,7 @@ def load_command(
             mode="full" if mode == "full" else "light", batch_size=batch_size, spg_schema=spg_schema,
             taxonomy=load_taxonomy(taxonomy) if taxonomy is not None else None,
             similarity=similarity or None, force=force, max_chars=max_chars,
+            dangling="create" if dangling == "create" else "skip",
             overlap=min(150, max_chars // 4),
             progress=console.is_terminal and not as_json if progress is None else progress,
         )

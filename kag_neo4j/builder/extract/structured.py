@@ -26,7 +26,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 
 from kag_neo4j.builder.records import (
@@ -46,6 +46,8 @@ from .base import ExtractionResult
 from .schema_view import RelationInfo, SchemaView
 from .standard import ValueTypeMismatch, typed_value
 
+#: what a reference to a record the load lacks becomes (see :func:`structured_extract`)
+Dangling = Literal["skip", "create"]
 ID_COLUMNS = ("id", "idx", "_id", "key")
 NAME_COLUMNS = ("name", "title")
 DESCRIPTION_COLUMNS = ("desc", "description")
@@ -62,6 +64,9 @@ EDGE_COLUMNS = (
 )
 _STEM_EDGE = re.compile(r"^([^\W\d_]\w*?)_([^\W\d_]\w*?)_([^\W\d_]\w*)$")
 _SPLIT = re.compile(r"\s*[,，;；、]\s*")
+#: what separates the values of a multi-valued reference column (``、`` does not: it occurs
+#: inside ids such as ``建筑、农用机械与重型卡车``)
+_LIST = re.compile(r"\s*[,，;；]\s*")
 
 
 def _column(columns: Iterable[str], options: Sequence[str]) -> str | None:
@@ -296,7 +301,7 @@ def record_properties(
             continue
         relation, prop = _resolve_column(schema, schema_type, column) if schema is not None and info else (None, None)
         if relation is not None:
-            parts = [part for part in _SPLIT.split(_text(value)) if part]
+            parts = [part for part in _LIST.split(_text(value)) if part]
             references.extend((column, relation, part) for part in parts)
             if parts and schema is not None and schema.kind(relation.target) == "concept":
                 properties[relation.name] = ",".join(parts)
@@ -314,10 +319,13 @@ def record_properties(
 class _Rows:
     """What the rows of one table need while they are turned into extractions."""
 
-    def __init__(self, doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None) -> None:
+    def __init__(
+        self, doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, dangling: Dangling
+    ) -> None:
         self.doc = doc
         self.schema = schema
         self.index = index if index is not None else RecordIndex()
+        self.create = dangling == "create"
 
     def target(
         self, type_name: str | None, reference: str, number: int, column: str, dangling: list[DanglingReference]
@@ -327,12 +335,15 @@ class _Rows:
         found = self.index.resolve(type_name, reference, hierarchy=concept)
         if found is None:
             dangling.append(DanglingReference(source=self.doc.source, row=number + 2, column=column,
-                                              target_type=type_name or "?", reference=reference))
+                                              target_type=type_name or "?", reference=reference, created=self.create))
+            if self.create:
+                return reference, reference
         return found
 
 
 def _node_rows(
-    doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str]
+    doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str],
+    dangling_policy: Dangling = "skip",
 ) -> list[ChunkExtraction]:
     columns = _columns(doc.records)
     id_column = _column(columns, ID_COLUMNS)
@@ -344,7 +355,7 @@ def _node_rows(
     if description_column is None and schema is not None and schema.resolve_type(updated or doc.record_type):
         description_column = _column(columns, ("text", "content"))  # Disease.csv: the text describes the record
     special = {c for c in (id_column, name_column, description_column, alias_column, type_column) if c}
-    rows = _Rows(doc, schema, index)
+    rows = _Rows(doc, schema, index, dangling_policy)
     results = []
     for number, row, chunk_id in _chunked_rows(doc, chunk_ids):
         issues: list[str] = []
@@ -422,7 +433,8 @@ def _instance(properties: dict[str, PropertyValue], seen: Counter[tuple[str, ...
 
 
 def _edge_rows(
-    doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str], spo: bool
+    doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str], spo: bool,
+    dangling_policy: Dangling = "skip",
 ) -> list[ChunkExtraction]:
     columns = _columns(doc.records)
     if spo:
@@ -439,7 +451,7 @@ def _edge_rows(
     special = {
         c for c in (source_column, target_column, predicate_column, from_type_column, to_type_column, id_column) if c
     }
-    rows = _Rows(doc, schema, index)
+    rows = _Rows(doc, schema, index, dangling_policy)
     seen: Counter[tuple[str, ...]] = Counter()
     results = []
     for number, row, chunk_id in _chunked_rows(doc, chunk_ids):
@@ -517,13 +529,17 @@ def structured_extract(
     *,
     schema: SchemaView | None = None,
     index: RecordIndex | None = None,
+    dangling: Dangling = "skip",
 ) -> ExtractionResult:
     """One :class:`ChunkExtraction` per record chunk of ``doc`` (``chunks`` from
-    :func:`~kag_neo4j.builder.split.split_document`; recomputed when omitted)."""
+    :func:`~kag_neo4j.builder.split.split_document`; recomputed when omitted). ``dangling``: what
+    a reference to a record the load lacks becomes - ``skip`` (reported, no relation) or
+    ``create`` (reported, a bare node of the target type with that id)."""
     if not doc.records:
         return ExtractionResult()
     chunk_ids = _chunk_ids(doc, chunks)
     shape = _shape(doc)
     if shape == "nodes":
-        return ExtractionResult(extractions=_node_rows(doc, schema, index, chunk_ids))
-    return ExtractionResult(extractions=_edge_rows(doc, schema, index, chunk_ids, spo=shape == "spo"))
+        return ExtractionResult(extractions=_node_rows(doc, schema, index, chunk_ids, dangling))
+    return ExtractionResult(extractions=_edge_rows(doc, schema, index, chunk_ids, spo=shape == "spo",
+                                                   dangling_policy=dangling))
