@@ -116,7 +116,7 @@ class Extraction(DocumentExtractor):
         """Index the record ids of structured documents so references between tables resolve
         (call it with every document of the load before extracting)."""
         for document in documents:
-            self.index.add_document(document)
+            self.index.add_document(document, self.schema)
 
     def _finish(self, result: ExtractionResult) -> ExtractionResult:
         if self.normalise:
@@ -141,7 +141,7 @@ class Extraction(DocumentExtractor):
     def extract_document(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         """All chunks of one document: structured records directly, text by the mode."""
         if self._structured(document):
-            self.index.add_document(document)
+            self.index.add_document(document, self.schema)
             result = structured_extract(document, chunks, schema=self.schema, index=self.index,
                                         dangling=self.dangling)
             result.extractions = [schema_check(r, self.schema) for r in result.extractions]

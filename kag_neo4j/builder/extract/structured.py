@@ -139,8 +139,12 @@ class RecordIndex:
         self._tables.setdefault(type_name, _Table()).add(record_id, name, row or {}, skip or set())
         self._any.setdefault(record_id, set()).add(name)
 
-    def add_document(self, doc: SourceDocument) -> None:
+    def add_document(self, doc: SourceDocument, schema: SchemaView | None = None) -> None:
+        """Index a node table; with ``schema``, its reference columns (``Product.hasSupplyChain``)
+        are not keys (a reference names another record, it does not name this one)."""
         if not doc.records or _shape(doc) != "nodes" or doc.metadata.get("update"):
+            return
+        if schema is not None and update_target(doc, schema) is not None:
             return
         columns = _columns(doc.records)
         id_column = _column(columns, ID_COLUMNS)
@@ -153,7 +157,11 @@ class RecordIndex:
             record_id = _text(row.get(id_column))
             name = _text(row.get(name_column)) if name_column else ""
             if record_id:
-                self.add(_row_type(row, type_column, doc), record_id, name or record_id, row, skip)
+                type_name = _row_type(row, type_column, doc)
+                schema_type = schema.resolve_type(type_name) if schema is not None else None
+                references = {c for c in columns if schema_type is not None
+                              and _resolve_column(schema, schema_type, c)[0] is not None}
+                self.add(schema_type or type_name, record_id, name or record_id, row, skip | references)
 
     def has_table(self, type_name: str | None) -> bool:
         return type_name is not None and type_name in self._tables
