@@ -181,8 +181,6 @@ class _StructuredAligner:
                 self.doc.facts.append(FactEdge(node_id, target[0], chunk_id, role if rel_type is None else rel_type,
                                                rel_type, EVENT, target[1]))
         for relation in extraction.relations:
-            if any(relation.predicate in event.role_ids for event in extraction.events):
-                continue  # an event's role, written above
             source = self.endpoint(relation.subject_type, relation.subject_id, relation.subject, chunk_id)
             target = self.endpoint(relation.object_type, relation.object_id, relation.object, chunk_id)
             if source is None or target is None or source == target or source[1] == CONCEPT:
