@@ -1,6 +1,6 @@
 """Load KAG's three structured demos and check the graph against counts computed from the CSVs.
 
-    python benchmarks/demos_load.py --yes [--demos ../shared/benchmarks/demos] [--schemas ../shared/benchmarks/schemas]
+    python benchmarks/demos_load.py --yes [--demos DIR] [--schemas DIR] [--only riskmining,supplychain,medicine]
 
 For riskmining, supplychain and medicine: empties the configured database (it must carry the
 test marker or be claimed with --yes), loads the demo folder with its schema through
@@ -24,12 +24,12 @@ from pathlib import Path
 from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types
 from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.config import load_settings
+from kag_neo4j.eval.datasets import default_data_dir
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.reset import claim_database, reset_database
 
-ROOT = Path(__file__).resolve().parents[1]
 SPLIT = (",", "，")  # the demos' multi-value separator (``、`` occurs inside ids)
 
 
@@ -210,8 +210,10 @@ def table(name: str, exp: Expected, got: Expected, dangling: dict[str, int], sec
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--yes", action="store_true", help="confirm that the configured database may be emptied")
-    parser.add_argument("--demos", type=Path, default=ROOT.parent / "shared" / "benchmarks" / "demos")
-    parser.add_argument("--schemas", type=Path, default=ROOT.parent / "shared" / "benchmarks" / "schemas")
+    data = default_data_dir() or Path("../shared/benchmarks")
+    parser.add_argument("--demos", type=Path, default=data / "demos", help="KAG's demo folders (default: "
+                        "KAG_BENCHMARKS_DIR or ../shared/benchmarks, then demos/)")
+    parser.add_argument("--schemas", type=Path, default=data / "schemas", help="their .schema files")
     parser.add_argument("--only", default=",".join(DEMOS), help="demos to load, comma separated")
     args = parser.parse_args(argv)
     if not args.yes:

@@ -290,16 +290,20 @@ def record_properties(
     schema_type: str | None,
     issues: list[str],
     where: str,
+    *,
+    relation: RelationInfo | None = None,
 ) -> tuple[dict[str, PropertyValue], list[tuple[str, RelationInfo, str]]]:
-    """THE place where a structured record becomes a property map: every column that is not the
-    id, name, description, aliases or type is a property (its key spelled as the schema spells it,
-    its value typed as the schema types it: :func:`~kag_neo4j.builder.extract.standard.typed_value`)
-    or, when it names a relation of the type, a list of references ``(column, relation, value)``
-    (one per comma-separated value). A concept-valued column is both: the property keeps the text
-    (``index = '价格'``), the reference links the concept."""
+    """THE place where a structured record becomes a property map (node rows, and with
+    ``relation`` the rows of an edge table): every column that is not the id, name, description,
+    aliases or type (the ends, for an edge row) is a property - its key spelled as the schema
+    spells it, its value typed as the schema types it
+    (:func:`~kag_neo4j.builder.extract.standard.typed_value`; an edge property by the relation's
+    sub-properties) - or, when it names a relation of the type, a list of references
+    ``(column, relation, value)`` (one per comma-separated value). A concept-valued column is
+    both: the property keeps the text (``index = '价格'``), the reference links the concept."""
     properties: dict[str, PropertyValue] = {}
     references: list[tuple[str, RelationInfo, str]] = []
-    info = schema.types.get(schema_type) if schema is not None and schema_type else None
+    info = schema.types.get(schema_type) if schema is not None and schema_type and relation is None else None
     for column in columns:
         if column in special:
             continue
@@ -307,19 +311,20 @@ def record_properties(
         if column.casefold() == "properties":
             properties.update(_properties_column(value))
             continue
-        relation, prop = _resolve_column(schema, schema_type, column) if schema is not None and info else (None, None)
-        if relation is not None:
+        target, prop = _resolve_column(schema, schema_type, column) if schema is not None and info else (None, None)
+        if target is not None:
             parts = [part for part in _LIST.split(_text(value)) if part]
-            references.extend((column, relation, part) for part in parts)
-            if parts and schema is not None and schema.kind(relation.target) == "concept":
-                properties[relation.name] = ",".join(parts)
+            references.extend((column, target, part) for part in parts)
+            if parts and schema is not None and schema.kind(target.target) == "concept":
+                properties[target.name] = ",".join(parts)
             continue
         scalar = _scalar(value)
         if scalar is None:
             continue
         key = prop or column
         if schema is not None and isinstance(scalar, str):
-            scalar = _typed(info.properties.get(key) if info is not None else None, key, scalar, f"{where}: {key}", issues)
+            types = relation.properties if relation is not None else info.properties if info is not None else {}
+            scalar = _typed(types.get(key), key, scalar, f"{where}: {key}", issues)
         properties[key] = scalar
     return properties, references
 
@@ -483,19 +488,9 @@ def _edge_rows(
             object_type = schema.resolve_type(object_type) or object_type
             declared = schema.resolve_relation(subject_type, predicate) if subject_type else None
             predicate = declared.name if declared is not None else predicate
-        properties: dict[str, PropertyValue] = {}
         where = f"{doc.source} row {number + 2}"
-        for column in columns:
-            if column in special:
-                continue
-            if column.casefold() == "properties":
-                properties.update(_properties_column(row.get(column)))
-                continue
-            scalar = _scalar(row.get(column))
-            if scalar is not None:
-                if schema is not None and isinstance(scalar, str):
-                    scalar = _typed(declared.properties.get(column) if declared is not None else None, column, scalar, f"{where}: {column}", issues)
-                properties[column] = scalar
+        properties, _ = record_properties(row, columns, special, schema, subject_type or None, issues, where,
+                                          relation=declared or RelationInfo(name=predicate, target=object_type))
         confidence = properties.pop("confidence", None)
         if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
             if confidence is not None:
