@@ -11,6 +11,9 @@ and the writer's ``MERGE`` joins them. Relations are matched against the schema 
 relationship, or a literal property of the subject's type); the rest stay open facts. Taxonomy
 concepts and semantic types become ``BELONGS_TO`` links.
 
+Typed structured records (CSV rows of a schema type with an id) are aligned by
+:mod:`kag_neo4j.builder.structured_alignment` instead: identified by their record id.
+
 Resolution against other documents and the graph comes after, in
 :mod:`kag_neo4j.builder.resolution`.
 """
@@ -40,6 +43,7 @@ from kag_neo4j.builder.aligned_document import (
 from kag_neo4j.builder.concepts import Taxonomy, concept_id
 from kag_neo4j.builder.names import display_rank, name_key
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValue, SourceDocument
+from kag_neo4j.builder.structured_alignment import align_structured, has_typed_records
 from kag_neo4j.builder.type_resolution import GENERIC_TYPES, TypeInfo, TypeResolver, relationship_type
 from kag_neo4j.errors import InvalidIdentifierError
 from kag_neo4j.schema.models import ResolvedSchema, ResolvedType
@@ -168,6 +172,8 @@ class Aligner:
         chunks: Sequence[ChunkRecord],
         extractions: Sequence[ChunkExtraction],
     ) -> AlignedDocument:
+        if self.schema is not None and has_typed_records(extractions, self.types):
+            return align_structured(document, chunks, extractions, self.types)
         aligned = AlignedDocument(document=document, chunks=list(chunks))
         issues = aligned.issues
         text_of = {chunk.id: chunk.text for chunk in chunks}
@@ -177,6 +183,7 @@ class Aligner:
                 issues.append(f"extraction for unknown chunk {extraction.chunk_id!r} in document {document.id!r}; skipped")
                 continue
             issues.extend(extraction.issues)
+            aligned.dangling.extend(extraction.dangling)
             by_chunk.setdefault(extraction.chunk_id, []).extend(self._entity_records(extraction, issues))
         # relation and role endpoints that were not extracted as entities become records too
         for extraction in extractions:

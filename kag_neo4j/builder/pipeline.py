@@ -61,6 +61,7 @@ from kag_neo4j.builder.extract import (
 )
 from kag_neo4j.builder.graph_lookup import GraphLookup
 from kag_neo4j.builder.lease import builder_lease
+from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
 from kag_neo4j.builder.resolution import Resolver
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
@@ -102,6 +103,9 @@ class LoadOptions(BaseModel):
     progress: bool = False
     #: re-load documents even when their hash is unchanged
     force: bool = False
+    #: a structured row's reference to a record the load lacks: ``skip`` the relation (reported)
+    #: or ``create`` a bare node of the target type with that id (reported too)
+    dangling: Literal["skip", "create"] = "skip"
 
 
 class LoadSummary(BaseModel):
@@ -141,6 +145,12 @@ class LoadSummary(BaseModel):
     read_warnings: list[str] = Field(default_factory=list)
     issues: int = 0
     issue_samples: list[str] = Field(default_factory=list)
+    #: structured rows' references no record of the load matched, per ``file: Type.column -> Target``
+    dangling_references: dict[str, int] = Field(default_factory=dict)
+    #: the first of them, one line each (file, row, column, reference)
+    dangling_samples: list[str] = Field(default_factory=list)
+    #: concept tables loaded as taxonomies (ConceptType CSVs), and their concepts written
+    concept_tables: int = 0
     seconds: float = 0.0
     write_seconds: float = 0.0
     peak_rss_mb: float = 0.0
@@ -190,6 +200,10 @@ class LoadSummary(BaseModel):
             rows.append(("unreadable files", str(len(self.read_failures))))
         if self.issues:
             rows.append(("issues", f"{self.issues} (off-schema types/relations, dropped properties)"))
+        if self.dangling_references:
+            total = sum(self.dangling_references.values())
+            rows.append(("dangling references", f"{total}: " + ", ".join(
+                f"{where} {count}" for where, count in sorted(self.dangling_references.items()))))
         if self.graph:
             rows.append(("graph", ", ".join(f"{k} {v}" for k, v in self.graph.items())))
         return rows
@@ -212,6 +226,7 @@ def build_extractor(
     *,
     schema: ResolvedSchema | None = None,
     llm: LLM | None = None,
+    dangling: Literal["skip", "create"] = "skip",
 ) -> tuple[DocumentExtractor, LLM | None]:
     """The extractor for ``mode`` and the LLM it uses (``None`` in light mode)."""
     if mode not in ("full", "light"):
@@ -220,7 +235,7 @@ def build_extractor(
         from kag_neo4j.models import build_llm
 
         llm = build_llm(settings)
-    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema), llm
+    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema, dangling=dangling), llm
 
 
 def _normalise(extraction: ChunkExtraction) -> ChunkExtraction:
@@ -279,7 +294,8 @@ class Pipeline:
         self.after_write = after_write
         self.llm = llm
         if extractor is None:
-            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm)
+            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm,
+                                                  dangling=options.dangling)
         self.extractor = as_document_extractor(extractor)
         if embedder is None:
             from kag_neo4j.models import build_embedder
@@ -374,6 +390,7 @@ class Pipeline:
             doc = self.aligner.align_document(document, chunks, extractions)
             doc.failed_chunks = sorted(failures)
             self._note_issues(doc.issues)
+            self._note_dangling(doc)
             aligned.append(doc)
         self._replace(aligned, stored)
         stats = self.resolver.resolve(aligned)
@@ -386,6 +403,41 @@ class Pipeline:
         self.writer.write(aligned)
         self._note_version(self.writer.version)
         self.summary.documents_incomplete += sum(1 for doc in aligned if doc.failed_chunks)
+
+    def _note_dangling(self, doc: AlignedDocument) -> None:
+        for reference in doc.dangling:
+            where = f"{Path(reference.source).name}: {reference.column} -> {reference.target_type}" + \
+                (" (created)" if reference.created else "")
+            self.summary.dangling_references[where] = self.summary.dangling_references.get(where, 0) + 1
+            if len(self.summary.dangling_samples) < 20:
+                self.summary.dangling_samples.append(str(reference))
+
+    def _concept_tables(self, documents: list[SourceDocument]) -> list[SourceDocument]:
+        """Write the load's concept tables (ConceptType CSVs) as taxonomies; the other documents."""
+        from kag_neo4j.builder.concept_tables import concept_taxonomy, concept_type
+
+        rest = []
+        for document in documents:
+            label = concept_type(document, self.options.spg_schema)
+            if label is None:
+                rest.append(document)
+                continue
+            taxonomy = concept_taxonomy(document, label)
+            self.summary.concept_tables += 1
+            self.summary.taxonomy_concepts += self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors)
+            self._note_version(self.writer.version)
+        return rest
+
+    def _ordered(self, documents: list[SourceDocument]) -> list[SourceDocument]:
+        """Update files (``CompanyUpdate.csv``) after every other document, so their values win."""
+        from kag_neo4j.builder.extract.schema_view import schema_view
+        from kag_neo4j.builder.extract.structured import update_target
+
+        view = schema_view(self.options.spg_schema) if self.options.spg_schema is not None else None
+        updates = [doc for doc in documents if doc.records and update_target(doc, view) is not None]
+        if not updates:
+            return documents
+        return [doc for doc in documents if doc not in updates] + updates
 
     def _note_version(self, version: int | None) -> None:
         if version is not None:
@@ -406,6 +458,8 @@ class Pipeline:
                 self.prepare()
                 if isinstance(documents, Sequence):
                     self.extractor.register(documents)
+                    if self.options.spg_schema is not None:
+                        documents = self._ordered(self._concept_tables(list(documents)))
                 for group in _groups(documents, self.options.batch_size):
                     self._run_group(group)
             completed = True
@@ -498,7 +552,17 @@ class Pipeline:
         self.vectoriser.close()
 
 
-def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = None) -> list[SourceDocument]:
+def with_schema_types(read_options: ReadOptions | None, schema: ResolvedSchema | None) -> ReadOptions:
+    """``read_options`` that also know the schema's type names (see :class:`ReadOptions`)."""
+    read_options = read_options or ReadOptions()
+    if schema is None:
+        return read_options
+    return read_options.model_copy(update={"schema_types": frozenset(t.name for t in schema.types)})
+
+
+def read_documents(
+    paths: Sequence[str | Path], summary: LoadSummary | None = None, options: ReadOptions | None = None
+) -> list[SourceDocument]:
     """Every document of ``paths`` (files or folders); unreadable files are noted in ``summary``
     (each with its reason) and the others are read. Raises :class:`BuilderError` only when no
     file at all could be read."""
@@ -508,7 +572,7 @@ def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = No
         if not Path(path).exists():
             raise BuilderError(f"{path} does not exist; give a file or folder to load")
     report = ReadReport()
-    documents = list(read_paths(paths, report=report))
+    documents = list(read_paths(paths, options=options, report=report))
     if summary is not None:
         summary.read_failures = [f"{f.path}: {f.reason}" for f in report.failures]
         summary.read_skipped = [f"{f.path}: {f.reason}" for f in report.skipped]
@@ -529,13 +593,16 @@ def load(
     embedder: Embedder | None = None,
     llm: LLM | None = None,
     after_write: Callable[[LoadSummary], None] | None = None,
+    read_options: ReadOptions | None = None,
 ) -> LoadSummary:
-    """Load files (or ready ``documents``) into the graph; see the module docs."""
+    """Load files (or ready ``documents``) into the graph; see the module docs. ``read_options``:
+    how files are read (``--type``, ``--csv-mode``, ``--mapping``); the schema's type names are
+    added (a table named after a schema type is read as records)."""
     options = options or LoadOptions()
     pipeline = Pipeline(db, settings, options, extractor=extractor, embedder=embedder, llm=llm,
                         after_write=after_write)
     if documents is None:
-        docs = read_documents(paths, pipeline.summary)
+        docs = read_documents(paths, pipeline.summary, with_schema_types(read_options, options.spg_schema))
     else:
         docs = list(documents)
     return pipeline.run(docs, total=len(docs))

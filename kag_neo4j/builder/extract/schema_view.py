@@ -38,6 +38,8 @@ class RelationInfo:
     target: str
     display_name: str | None = None
     multi_value: bool = False
+    #: edge properties: name -> value type (``fundTrans.transAmt -> Integer``)
+    properties: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,11 @@ class SchemaView:
             return None
         return self._match(key, {name: info.property_display.get(name) for name in info.properties})
 
+    def kind(self, type_name: str | None) -> Kind | None:
+        """The kind of schema type ``type_name`` (entity, concept, event...), None when unknown."""
+        info = self.types.get(type_name) if type_name else None
+        return info.kind if info is not None else None
+
     def relation_anywhere(self, predicate: str) -> list[str]:
         """Types that declare a relation called ``predicate``."""
         return [name for name in self.types if self.resolve_relation(name, predicate) is not None]
@@ -161,6 +168,7 @@ def schema_view(schema: ResolvedSchema | SchemaView) -> SchemaView:
                 target=rel.target,
                 display_name=rel.display_name,
                 multi_value=rel.constraints.multi_value,
+                properties={p.name: p.value_type for p in rel.properties},
             )
             for rel in spg_type.relations
             if not rel.rule
