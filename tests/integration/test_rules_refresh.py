@@ -200,3 +200,15 @@ def test_a_failing_refresh_keeps_the_previous_facts_and_the_load(db: Database, t
     assert derived(db) == facts
     stored = db.read("MATCH (s:KagRuleSet) RETURN s.graph_version AS v")[0]["v"]
     assert stored < db.read("MATCH (m:KagMeta {key: 'graph'}) RETURN m.version AS v")[0]["v"]
+
+
+def test_registering_a_smaller_rule_set_retracts_the_facts_of_the_rules_it_dropped(db: Database,
+                                                                                    test_settings: Settings) -> None:
+    docs = {k: DOCS[k] for k in ("apps", "devices", "owners")}
+    docs["apps"] = ["appA|App riskMark=赌博"]
+    _load(db, test_settings, docs)
+    apply_and_register(db, load_rules(FILES), as_of=AS_OF)
+    assert ("赌博App开发者", "tom", "") in derived(db)
+    apply_and_register(db, load_rules([SCHEMA]), as_of=AS_OF)  # the concept.rule file is no longer registered
+    assert derived(db) == {fact for fact in expected(docs) if fact[0] in ("developed", "release")}
+    assert db.read("MATCH (s:KagRuleSet) RETURN s.rule_ids AS ids")[0]["ids"] == [DEVELOPED, RELEASE]
