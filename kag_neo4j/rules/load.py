@@ -74,6 +74,16 @@ def rule_id(rule: ast.Rule) -> str:
     return f"{rule.namespace}:{body}" if rule.namespace else body
 
 
+def rule_head(identifier: str) -> tuple[str, str, str]:
+    """``(subject type, predicate, object type)`` of a rule id (:func:`rule_id`), without the
+    namespace and concept names: ``RiskMining:Person-belongTo->TaxOfRiskUser/赌博App开发者`` gives
+    ``("Person", "belongTo", "TaxOfRiskUser")``; an untyped end is ``"*"``."""
+    body = identifier.split(":", 1)[1] if ":" in identifier.split("-", 1)[0] else identifier
+    left, _, obj = body.rpartition("->")
+    subject, _, predicate = left.rpartition("-")
+    return subject.split("/", 1)[0], predicate, obj.split("/", 1)[0]
+
+
 def schema_rule_regions(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the bodies of the ``rule: [[ … ]]`` blocks of a schema text."""
     regions: list[tuple[int, int]] = []

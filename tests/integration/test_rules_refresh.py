@@ -11,17 +11,13 @@ computed in Python from the documents' lines, not from what the rules wrote.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kag_neo4j.builder.delete import delete_document
-from kag_neo4j.builder.extract import ExtractionResult
 from kag_neo4j.builder.pipeline import LoadOptions, LoadSummary, load
-from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedEntity, ExtractedRelation, SourceDocument
 from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.rules.apply import apply_rules
@@ -30,6 +26,7 @@ from kag_neo4j.rules.registry import apply_and_register
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.store.database import Database
 from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.rules_support import line_document, line_extractor
 
 pytestmark = pytest.mark.integration
 
@@ -43,35 +40,6 @@ DEVELOPER = "RiskMining:Person-belongTo->TaxOfRiskUser/赌博App开发者"
 BOSS = "RiskMining:Person-belongTo->TaxOfRiskUser/赌博App老板"
 DEVELOPED = "RiskMining:Person-developed->App"
 RELEASE = "RiskMining:Person-release->App"
-
-
-def line_extractor(document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
-    extractions = []
-    for chunk in chunks:
-        entities: dict[str, ExtractedEntity] = {}
-        relations = []
-        for line in chunk.text.splitlines():
-            parts = line.split()
-            if not parts:
-                continue
-            name, kind = parts[0].split("|")
-            entity = entities.setdefault(name, ExtractedEntity(name=name, type=kind))
-            if "=" in parts[1]:
-                key, value = parts[1].split("=", 1)
-                entity.properties[key] = value
-                continue
-            other, other_kind = parts[2].split("|")
-            entities.setdefault(other, ExtractedEntity(name=other, type=other_kind))
-            relations.append(ExtractedRelation(subject=name, predicate=parts[1], object=other,
-                                               subject_type=kind, object_type=other_kind))
-        extractions.append(ChunkExtraction(chunk_id=chunk.id, entities=list(entities.values()), relations=relations))
-    return ExtractionResult(extractions=extractions)
-
-
-def _doc(doc_id: str, lines: list[str]) -> SourceDocument:
-    text = "\n".join(lines)
-    return SourceDocument(id=doc_id, title=doc_id, source=f"test:{doc_id}", text=text,
-                          sha256=hashlib.sha256(text.encode()).hexdigest())
 
 
 DEVICES = [f"dev{i}" for i in range(1, 8)]
@@ -122,7 +90,7 @@ def duplicates(db: Database) -> list[dict[str, Any]]:
 
 def _load(db: Database, settings: Settings, docs: dict[str, list[str]]) -> LoadSummary:
     return load([], db, settings, LoadOptions(max_chars=2000, overlap=0, spg_schema=load_schema(str(SCHEMA))),
-                documents=[_doc(doc_id, lines) for doc_id, lines in docs.items()], extractor=line_extractor,
+                documents=[line_document(doc_id, lines) for doc_id, lines in docs.items()], extractor=line_extractor,
                 embedder=HashingEmbedder(TEST_DIMENSION), )
 
 
