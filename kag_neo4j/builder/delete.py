@@ -14,7 +14,9 @@ In one write transaction:
    remaining documents said (kept on their mentions; first document in load order wins, the
    writer's rule), removing property keys only the deleted document gave;
 5. delete concepts made by alignment that nothing links to any more (taxonomy concepts stay);
-6. delete the document node, and increment the graph version (same transaction).
+6. delete the document node, and increment the graph version (same transaction);
+7. after the commit, re-apply the registered rules the document touched
+   (:mod:`kag_neo4j.rules.refresh`; a load replacing the document does it once, at its end).
 
 The transaction renews the builder lease first when it is given one (``kag-neo4j load`` passes
 its own); otherwise :func:`delete_document` takes the lease for its one delete.

@@ -24,6 +24,8 @@ delete at a time; a second one waits, then is refused), per group of documents (
 5. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
    the transaction that writes its last chunk, so a crash or Ctrl-C loses at most the
    transaction in flight and a re-run redoes exactly the unfinished documents.
+6. **Rules:** after the last write, the registered rules (``kag-neo4j rules apply``) whose
+   inputs the load touched are re-applied in one transaction (:mod:`kag_neo4j.rules.refresh`).
 
 ``Document.status`` is ``'loading'`` from the first transaction that writes a version of the
 document until the transaction that writes its last chunk sets ``'complete'`` (a document
