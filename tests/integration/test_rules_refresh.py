@@ -11,6 +11,7 @@ computed in Python from the documents' lines, not from what the rules wrote.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,40 @@ def test_registering_a_smaller_rule_set_retracts_the_facts_of_the_rules_it_dropp
     apply_and_register(db, load_rules([SCHEMA]), as_of=AS_OF)  # the concept.rule file is no longer registered
     assert derived(db) == {fact for fact in expected(docs) if fact[0] in ("developed", "release")}
     assert db.read("MATCH (s:KagRuleSet) RETURN s.rule_ids AS ids")[0]["ids"] == [DEVELOPED, RELEASE]
+
+
+def test_the_cli_load_and_delete_of_a_csv_keep_a_classification_current(db: Database, test_settings: Settings,
+                                                                        tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kag_neo4j.cli import app
+    from tests.integration.test_solver_cli import _env
+
+    env = {**_env(test_settings), "KAG_EMBEDDER": "hashing", "KAG_EMBEDDING_DIMENSIONS": str(TEST_DIMENSION),
+           "KAG_HOME": str(tmp_path / "home")}
+    csv_file = tmp_path / "App.csv"
+    runner = CliRunner()
+
+    def cli(*args: str) -> Any:
+        result = runner.invoke(app, list(args), env=env)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    def gambling() -> set[str]:
+        rows = db.read("MATCH (a:App)-[r:BELONGS_TO]->(:Concept {name: '赌博应用'}) WHERE r.derived_by IS NOT NULL "
+                       "RETURN a.name AS name")
+        return {row["name"] for row in rows}
+
+    csv_file.write_text("id,name,riskMark\nA1,appA,正常\nA2,appB,赌博\n", encoding="utf-8")
+    loaded = cli("load", str(csv_file), "--schema", str(SCHEMA), "--mode", "light", "--no-progress", "--json")
+    cli("rules", "apply", *map(str, FILES), "--as-of", AS_OF, "--json")
+    assert gambling() == {"appB"}
+    csv_file.write_text("id,name,riskMark\nA1,appA,赌博推广\nA2,appB,正常\n", encoding="utf-8")
+    summary = cli("load", str(csv_file), "--schema", str(SCHEMA), "--mode", "light", "--no-progress", "--json")
+    assert summary["documents_replaced"] == 1 and GAMBLING_APP in {r["id"] for r in summary["rules"]["rules"]}
+    assert gambling() == {"appA"}
+    doc_id = db.read("MATCH (d:Document) RETURN d.id AS id")[0]["id"]
+    assert loaded["documents_loaded"] == 1
+    (report,) = cli("delete", doc_id, "--json")
+    assert report["rules"]["error"] is None
+    assert gambling() == set()
