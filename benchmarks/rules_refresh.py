@@ -170,12 +170,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {copies} copies: {facts} facts, full {full_s:.2f} s, refresh {fund[0]:.3f} / {product[0]:.3f} s",
                   file=sys.stderr)
         reset_database(db)
-    print("| copies | nodes | edges | rules | facts derived | full apply (s) | rules/s | full re-apply (s) "
-          "| fundTrans row: refresh (s), rules | CompanyUpdate row: refresh (s), rules | refresh = full re-apply |")
+    print("| copies | nodes | edges | rules | facts derived | first apply, cold (s) | full re-apply (s) | rules/s "
+          "| fundTrans row: refresh (s), rules re-applied | CompanyUpdate row: refresh (s), rules re-applied "
+          "| refresh = full re-apply |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
     for copies, n, e, count, facts, full_s, again_s, fund, product in table:
-        print(f"| {copies} | {n} | {e} | {count} | {facts} | {full_s:.2f} | {count / full_s:.1f} | {again_s:.2f} "
-              f"| {fund[0]:.3f}, {fund[1]} | {product[0]:.3f}, {product[1]} | yes |")
+        print(f"| {copies} | {n} | {e} | {count} | {facts} | {full_s:.2f} | {again_s:.2f} | {count / again_s:.1f} "
+              f"| {fund[0]:.2f} ({fund[0] / again_s:.0%}), {fund[1]} | {product[0]:.2f} ({product[0] / again_s:.0%}), "
+              f"{product[1]} | yes |")
     return 0
 
 
