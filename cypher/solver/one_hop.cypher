@@ -7,9 +7,17 @@
 // name for it) and reaches the :Concept when a predicate is asked for.
 // $predicates: relation types / open predicates to accept (kag_neo4j.store.keys.predicate_key), or null for any.
 // $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
+// Events (loaded, or created by a rule's Action: KAG's event chains) are reached, and hopped
+// from, when a predicate is asked for.
 UNWIND $anchor_ids AS anchor_id
-MATCH (anchor:Entity {id: anchor_id})-[r]-(other)
-WHERE other:Entity OR ($predicates IS NOT NULL AND other:Concept AND type(r) = 'BELONGS_TO')
+CALL (anchor_id) {
+  MATCH (anchor:Entity {id: anchor_id}) RETURN anchor
+  UNION
+  MATCH (anchor:Event {id: anchor_id}) WHERE $predicates IS NOT NULL RETURN anchor
+}
+MATCH (anchor)-[r]-(other)
+WHERE other:Entity
+   OR ($predicates IS NOT NULL AND (other:Event OR (other:Concept AND type(r) = 'BELONGS_TO')))
 WITH anchor, r, other,
      CASE type(r) WHEN 'RELATED' THEN r.predicate WHEN 'BELONGS_TO' THEN 'belongTo' ELSE type(r) END AS predicate
 WHERE ($predicates IS NULL

@@ -112,3 +112,38 @@ Action2: Output(TaxOfRiskUser)""")
     assert answer.known and answer.answer == "赌博App老板"
     (step,) = [s for s in answer.steps if s.op == "Retrieval"]
     assert [f.derived_by for f in step.facts] == ["RiskMining:Person-belongTo->TaxOfRiskUser/赌博App老板"]
+
+
+SUPPLY_FILES = [FIXTURES / "schemas" / "SupplyChain.schema", FIXTURES / "rules" / "kag" / "supplychain_concept.rule"]
+PRODUCTS = {"prod:br": "顺丁橡胶", "prod:tyre": "轮胎", "prod:toy": "玩具", "prod:belt": "传送带"}
+MAKERS = {"co:a": ("甲轮胎厂", "prod:tyre"), "co:b": ("乙玩具厂", "prod:toy"), "co:c": ("丙橡胶厂", "prod:br"),
+          "co:d": ("丁机械厂", "prod:belt")}
+CHAIN = [("prod:br", "prod:tyre"), ("prod:br", "prod:belt")]
+
+
+def test_an_event_chain_the_rules_created_answers_which_companies_a_price_rise_affects(db: Database) -> None:
+    db.write("UNWIND keys($p) AS id CREATE (:Entity:Product {id: id, name: $p[id]})", p=PRODUCTS)
+    db.write("UNWIND keys($m) AS id MATCH (p:Product {id: $m[id][1]}) CREATE (:Entity:Company {id: id, name: $m[id][0]})"
+             "-[:product]->(p)", m={k: list(v) for k, v in MAKERS.items()})
+    db.write("UNWIND $chain AS c MATCH (a:Product {id: c[0]}), (b:Product {id: c[1]}) CREATE (a)-[:hasSupplyChain]->(b)",
+             chain=[list(c) for c in CHAIN])
+    db.write("MATCH (p:Product {id: 'prod:br'}) CREATE (:Event:ProductChainEvent {id: 'ev:1', name: '顺丁橡胶价格上涨', "
+             "index: '价格', trend: '上涨'})-[:subject]->(p)")
+    apply_and_register(db, load_rules(SUPPLY_FILES), as_of="2023-09-30")
+    llm = _plan("""\
+Step1: Which product chain event concerns 顺丁橡胶?
+Action1: Retrieval(s=e1:ProductChainEvent, p=p1:subject, o=o1:Product[`顺丁橡胶`])
+Step2: Which company events does it lead to?
+Action2: Retrieval(s=e1, p=p2:leadTo, o=e2:CompanyEvent)
+Step3: Which companies are those events about?
+Action3: Retrieval(s=e2, p=p3:subject, o=c1:Company)
+Action4: Output(c1)""")
+    answer = KAG(db, llm, HashingEmbedder(TEST_DIMENSION)).ask("顺丁橡胶成本上涨对那些公司产生了影响")
+    # the makers of the products downstream of 顺丁橡胶, computed from the input
+    affected = {name for name, product in MAKERS.values() if ("prod:br", product) in CHAIN}
+    assert answer.known and set(answer.answer.replace("、", ",").replace("，", ",").split(",")) == affected
+    leads, subjects = [s.facts for s in answer.steps if s.op == "Retrieval"][1:]
+    rule = "SupplyChain:TaxOfProdEvent/价格上涨-leadTo->TaxOfCompanyEvent/成本上涨"
+    assert {f.derived_by for f in leads + subjects} == {rule}
+    assert {f.object for f in subjects} == affected
+    assert {f.subject for f in leads} == {"顺丁橡胶价格上涨"}
