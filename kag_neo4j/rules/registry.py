@@ -22,6 +22,7 @@ from kag_neo4j.rules.compile import CompiledRule
 from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet, load_rule_texts
 from kag_neo4j.schema.metagraph import read_schema
+from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.lease import Lease
@@ -38,6 +39,8 @@ class StoredRuleSet(BaseModel):
     rule_ids: list[str]
     rule_versions: list[str]
     graph_version: int | None = None
+    #: the resolved schema the rules' types came from (``--schema``, a ``.schema`` file or the stored one)
+    resolved_schema: str | None = None
 
 
 def checksum(texts: tuple[str, ...] | list[str]) -> str:
@@ -52,9 +55,10 @@ def read_rule_sets(tx: neo4j.ManagedTransaction) -> list[StoredRuleSet]:
 
 
 def rule_set_of(db: Database, stored: StoredRuleSet) -> RuleSet:
-    """The stored set parsed again; its types from a ``.schema`` among its files, else the
-    namespace's stored schema."""
-    rules = load_rule_texts(zip(stored.sources, stored.texts))
+    """The stored set parsed again, with the types it was applied with (a ``.schema`` among its
+    files, else the schema recorded when it was registered, else the namespace's stored schema)."""
+    schema = ResolvedSchema.model_validate_json(stored.resolved_schema) if stored.resolved_schema else None
+    rules = load_rule_texts(zip(stored.sources, stored.texts), schema=schema)
     return with_stored_schema(db, rules)
 
 
@@ -106,6 +110,7 @@ def apply_and_register(db: Database, rules: RuleSet, *, as_of: str | date | date
             "checksum": checksum(rules.texts), "as_of": instant.isoformat(),
             "rule_ids": [rule.id for rule in compiled], "rule_versions": [rule.version for rule in compiled],
             "graph_version": version,
+            "resolved_schema": rules.schema_.model_dump_json() if rules.schema_ is not None else None,
         }
         tx.run(query("rules/ruleset_save"), params).consume()
         return results

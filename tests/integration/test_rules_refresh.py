@@ -218,3 +218,15 @@ def test_the_cli_load_and_delete_of_a_csv_keep_a_classification_current(db: Data
     (report,) = cli("delete", doc_id, "--json")
     assert report["rules"]["error"] is None
     assert gambling() == set()
+
+
+def test_a_set_applied_with_a_separate_schema_is_re_applied_with_it(db: Database, test_settings: Settings) -> None:
+    docs = {"apps": ["appA|App riskMark=正常"]}
+    _load(db, test_settings, docs)
+    concepts = FILES[1]  # concept.rule alone; its types from the schema given beside it (`--schema`)
+    apply_and_register(db, load_rules([concepts], schema=load_schema(str(SCHEMA))), as_of=AS_OF)
+    assert db.read("MATCH (s:KagRuleSet) RETURN s.resolved_schema IS NOT NULL AS kept")[0]["kept"]
+    docs["apps"] = ["appA|App riskMark=赌博"]
+    summary = _load(db, test_settings, docs)
+    assert summary.rules is not None and summary.rules.error is None
+    assert ("赌博应用", "appA", "") in derived(db)
