@@ -24,6 +24,8 @@ delete at a time; a second one waits, then is refused), per group of documents (
 5. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
    the transaction that writes its last chunk, so a crash or Ctrl-C loses at most the
    transaction in flight and a re-run redoes exactly the unfinished documents.
+6. **Rules:** after the last write, the registered rules (``kag-neo4j rules apply``) whose
+   inputs the load touched are re-applied in one transaction (:mod:`kag_neo4j.rules.refresh`).
 
 ``Document.status`` is ``'loading'`` from the first transaction that writes a version of the
 document until the transaction that writes its last chunk sets ``'complete'`` (a document
@@ -73,6 +75,8 @@ from kag_neo4j.builder.write import (
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import BuilderError
 from kag_neo4j.models.base import LLM, Accounted, Embedder
+from kag_neo4j.rules.footprint import TAXONOMY, Footprint, document_footprint
+from kag_neo4j.rules.refresh import RefreshReport, graph_version, refresh_after_change
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
 from kag_neo4j.store.database import Database
@@ -157,6 +161,8 @@ class LoadSummary(BaseModel):
     interrupted: bool = False
     graph_version: int | None = None
     graph: dict[str, int] = Field(default_factory=dict)
+    #: the registered rules re-applied after the load (None: no rule set is registered)
+    rules: RefreshReport | None = None
 
     @property
     def facts(self) -> int:
@@ -206,6 +212,8 @@ class LoadSummary(BaseModel):
                 f"{where} {count}" for where, count in sorted(self.dangling_references.items()))))
         if self.graph:
             rows.append(("graph", ", ".join(f"{k} {v}" for k, v in self.graph.items())))
+        if self.rules is not None:
+            rows.append(("rules", self.rules.describe()))
         return rows
 
 
@@ -311,6 +319,9 @@ class Pipeline:
         self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written, lease=self.lease)
         self._progress: Any = None
         self._task: Any = None
+        #: what this load changed, for re-applying the registered rules at its end
+        self._written_ids: list[str] = []
+        self._deleted = Footprint()
 
     # ------------------------------------------------------------------ progress
     def _written(self, stats: WriteStats) -> None:
@@ -401,6 +412,7 @@ class Pipeline:
         self.summary.similarity_merges += stats.similarity_merges
         self.vectoriser.vectorise(aligned)
         self.writer.write(aligned)
+        self._written_ids.extend(doc.id for doc in aligned)
         self._note_version(self.writer.version)
         self.summary.documents_incomplete += sum(1 for doc in aligned if doc.failed_chunks)
 
@@ -455,6 +467,7 @@ class Pipeline:
         try:
             with self._progress_bar(total) as progress, self.lease:
                 self._progress = progress
+                since = graph_version(self.db)  # the version this load starts from (for the rules, below)
                 self.prepare()
                 if isinstance(documents, Sequence):
                     self.extractor.register(documents)
@@ -462,6 +475,8 @@ class Pipeline:
                         documents = self._ordered(self._concept_tables(list(documents)))
                 for group in _groups(documents, self.options.batch_size):
                     self._run_group(group)
+                # ── derived facts follow the load: re-apply the registered rules it touched
+                self.summary.rules = self._refresh_rules(since)
             completed = True
         except KeyboardInterrupt:
             self.summary.interrupted = True
@@ -506,11 +521,22 @@ class Pipeline:
             return
         self.vectoriser.warm(aligned)  # an embedder failure stops here, before anything is deleted
         for doc in replacing:
-            self._note_version(delete_document(self.db, doc.id, lease=self.lease).graph_version)
+            report = delete_document(self.db, doc.id, lease=self.lease, refresh_rules=False)
+            self._deleted |= report.footprint
+            self._note_version(report.graph_version)
             if stored[doc.id].get("sha256") == doc.document.sha256:
                 self.summary.documents_resumed += 1
             else:
                 self.summary.documents_replaced += 1
+
+    def _refresh_rules(self, since: int) -> RefreshReport | None:
+        """Re-apply the registered rules this load touched (after its last commit; see
+        :mod:`kag_neo4j.rules.refresh`): what the replaced versions and the written documents
+        mention, and the concept hierarchy when the taxonomy changed."""
+        change = self._deleted | self.db.read_tx(lambda tx: document_footprint(tx, self._written_ids))
+        if self.summary.taxonomy_concepts:
+            change |= TAXONOMY
+        return refresh_after_change(self.db, change, since=since, lease=self.lease)
 
     def _split(self, document: SourceDocument) -> list[ChunkRecord]:
         from kag_neo4j.builder.split import split_document

@@ -15,6 +15,7 @@ from typing import Any
 import neo4j.exceptions
 from pydantic import BaseModel
 
+from kag_neo4j.builder.write import mark_changed
 from kag_neo4j.rules.compile import CompiledRule, RuleKind, Statement, compile_rule
 from kag_neo4j.rules.depends import order
 from kag_neo4j.rules.errors import RuleError
@@ -65,27 +66,36 @@ def bind(statement: Statement, rule: CompiledRule, as_of: datetime) -> dict[str,
     return parameters
 
 
+def run_rules(tx: neo4j.ManagedTransaction, compiled: list[CompiledRule], instant: datetime) -> list[RuleResult]:
+    """Retract then derive each rule of ``compiled`` (in that order) inside ``tx``."""
+    results: list[RuleResult] = []
+    for rule in compiled:
+        retracted = 0
+        derived = 0
+        for statement in rule.statements:
+            try:
+                record = tx.run(statement.cypher, bind(statement, rule, instant)).single()
+            except neo4j.exceptions.ClientError as exc:
+                raise RuleError(f"{rule.location}: rule {rule.id} failed in Neo4j: {exc.message}; "
+                                "nothing was written. Check the values the rule reads (dates, numbers)") from exc
+            count = int(record[0]) if record is not None else 0
+            if statement.purpose == "retract":
+                retracted += count
+            else:
+                derived = count
+        results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted, derived=derived))
+    return results
+
+
 def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | None = None) -> ApplyResult:
+    """Apply ``rules`` once, in one write transaction (not registered: a later load does not
+    re-apply them; :func:`kag_neo4j.rules.registry.apply_and_register` does)."""
     instant = parse_as_of(as_of)
     compiled = compile_all(rules)
 
     def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
-        results: list[RuleResult] = []
-        for rule in compiled:
-            retracted = 0
-            derived = 0
-            for statement in rule.statements:
-                try:
-                    record = tx.run(statement.cypher, bind(statement, rule, instant)).single()
-                except neo4j.exceptions.ClientError as exc:
-                    raise RuleError(f"{rule.location}: rule {rule.id} failed in Neo4j: {exc.message}; "
-                                    "nothing was written. Check the values the rule reads (dates, numbers)") from exc
-                count = int(record[0]) if record is not None else 0
-                if statement.purpose == "retract":
-                    retracted += count
-                else:
-                    derived = count
-            results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted, derived=derived))
+        results = run_rules(tx, compiled, instant)
+        mark_changed(tx, "rules apply")  # derived facts change the graph (GDS projections are per version)
         return results
 
     return ApplyResult(as_of=instant.isoformat(), rules=db.write_tx(work))
