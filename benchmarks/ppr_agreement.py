@@ -1,0 +1,90 @@
+"""Local (plain-Cypher) Personalized PageRank against exact GDS PPR on the loaded graph.
+
+    export KAG_EMBEDDER=e5
+    python benchmarks/ppr_agreement.py musique --limit 50 --data-dir ../shared/benchmarks
+    python benchmarks/ppr_agreement.py 2wiki --hops 2,3,4 --frontier 100,200
+
+Read-only (it never writes). For each question it links the mentions as ``KAG.search`` does, then
+asks both backends for the PPR list alone (weights dense 0, fulltext 0, ppr 1; the same seeds,
+damping and dense seed chunks) and reports the top-``k`` agreement (|top-k ∩ top-k| / k; mean
+and the share of questions at 1.0) and the p50 / p95 of each statement. Needs GDS for the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from kag_neo4j.config import load_settings
+from kag_neo4j.eval import metrics
+from kag_neo4j.eval.datasets import load_questions, resolve_dataset
+from kag_neo4j.models import build_embedder
+from kag_neo4j.solver.linking import link_entity
+from kag_neo4j.solver.mentions import question_mentions
+from kag_neo4j.solver.retrieval import RECIPES, RetrievalWeights, hybrid_retrieve
+from kag_neo4j.store.database import Database
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset")
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--hops", default="", help="comma-separated hop counts to compare (default: the recipe's)")
+    parser.add_argument("--frontier", default="", help="comma-separated frontier sizes (default: the recipe's)")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    settings = load_settings()
+    embedder = build_embedder(settings)
+    files = resolve_dataset(args.dataset, data_dir=args.data_dir)
+    questions = [q.question for q in load_questions(files.questions, limit=args.limit).questions]
+    base = RECIPES["hybrid"].model_copy(update={
+        "k": args.k, "k_ppr": args.k, "weights": RetrievalWeights(dense=0, fulltext=0, ppr=1)})
+    hops = [int(h) for h in args.hops.split(",") if h] or [base.ppr_hops]
+    frontiers = [int(f) for f in args.frontier.split(",") if f] or [base.ppr_frontier]
+    variants = {"gds": base.model_copy(update={"ppr_backend": "gds"}),
+                "dense (for scale)": RECIPES["dense"].model_copy(update={"k": args.k})}
+    for h in hops:
+        for f in frontiers:
+            variants[f"cypher h{h} f{f}"] = base.model_copy(update={"ppr_backend": "cypher", "ppr_hops": h,
+                                                                    "ppr_frontier": f})
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    agree: dict[str, list[float]] = {name: [] for name in variants if name.startswith("cypher")}
+    with Database.connect(settings) as db:
+        for config in variants.values():  # warm-up (projection, plans)
+            hybrid_retrieve(db, embedder, questions[0], seed_entity_ids=[], config=config)
+        for number, question in enumerate(questions, 1):
+            seeds: list[str] = []
+            for mention in question_mentions(question):
+                for entity in link_entity(db, embedder, mention, k=1):
+                    if entity.id not in seeds:
+                        seeds.append(entity.id)
+            vector = embedder.embed_query(question)
+            lists: dict[str, list[str]] = {}
+            for name, config in variants.items():
+                began = time.perf_counter()
+                chunks = hybrid_retrieve(db, embedder, question, seed_entity_ids=seeds, config=config, query_vector=vector)
+                times[name].append((time.perf_counter() - began) * 1000)
+                lists[name] = [c.chunk_id for c in chunks]
+            reference = set(lists["gds"])
+            for name in agree:
+                agree[name].append(len(reference & set(lists[name])) / max(1, len(reference)) if reference else 1.0)
+            if number % 10 == 0:
+                print(f"  {number}/{len(questions)}", flush=True)
+    print(f"\n{args.dataset}, {len(questions)} questions, top-{args.k} of the PPR list alone\n")
+    print("| backend | p50 ms | p95 ms | top-10 agreement with GDS (mean) | questions at 1.0 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, values in times.items():
+        p50, p95 = metrics.percentile(values, 50) or 0, metrics.percentile(values, 95) or 0
+        if name not in agree:
+            print(f"| {name} | {p50:.1f} | {p95:.1f} | {'(reference)' if name == 'gds' else ''} | |")
+        else:
+            a = agree[name]
+            print(f"| {name} | {p50:.1f} | {p95:.1f} | {statistics.mean(a):.3f} | {sum(x == 1.0 for x in a) / len(a):.0%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
