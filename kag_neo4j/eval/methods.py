@@ -8,6 +8,7 @@ Retrieval (passage recall):
 ``dense+ppr``       dense + Personalized PageRank seeded by the question's linked entities
 ``ours``            dense + fulltext + PPR fused by weighted RRF (``RECIPES['hybrid']``)
 ``ours-gds``        ``ours`` with exact PPR by GDS over the whole projection (``RECIPES['hybrid-gds']``)
+``ours-cypher``     ``ours`` with local PPR in plain Cypher, no projection (``RECIPES['hybrid-cypher']``)
 ``graphrag-vector`` neo4j-graphrag's ``VectorRetriever`` on ``chunk_embedding``
 ``graphrag-hybrid`` neo4j-graphrag's ``HybridRetriever`` on ``chunk_embedding`` + ``chunk_fulltext``
 ``naive``           NaiveRAG: dense top-k, and (with QA) the same LLM answers from those passages
@@ -327,6 +328,8 @@ RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
     "ours": _cypher_method("ours", "hybrid", "dense + fulltext + PPR, weighted RRF", linked=True),
     "ours-gds": _cypher_method("ours-gds", "hybrid-gds", "ours, with exact PPR by GDS over the whole projection",
                                linked=True),
+    "ours-cypher": _cypher_method("ours-cypher", "hybrid-cypher", "ours, with local PPR in plain Cypher (no GDS)",
+                                  linked=True),
     "graphrag-vector": _graphrag_vector,
     "graphrag-hybrid": _graphrag_hybrid,
     "naive": _cypher_method("naive", "dense", "NaiveRAG: dense top-k (+ the LLM for QA)", linked=False),

@@ -79,13 +79,14 @@ RECIPES: dict[str, RetrievalConfig] = {
     "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
     "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
     "dense+ppr": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=1)),
-    # "hybrid" with exact PageRank over the whole GDS projection (needs GDS)
+    # "hybrid" with exact PageRank over the whole GDS projection (needs GDS), or local PageRank in Cypher
     "hybrid-gds": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0), ppr_backend="gds"),
+    "hybrid-cypher": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0), ppr_backend="cypher"),
 }
 
 
 #: the backend 'auto' picks on a server with GDS (docs/scaling.md has the figures)
-DEFAULT_PPR_BACKEND: Literal["gds", "cypher"] = "cypher"
+DEFAULT_PPR_BACKEND: Literal["gds", "cypher"] = "gds"
 
 #: the lists the procedure computes itself
 BUILT_IN_LISTS = frozenset({"dense", "fulltext", "ppr"})
