@@ -7,6 +7,13 @@ process), or lacks a seed written since it was projected, it retries: it reads t
 first, then projects the graph version read after them, then runs again; if that projection still
 lacks a seed (it was taken while the write that bumped its version was being applied), it is
 projected again once.
+
+PageRank has two backends (``RetrievalConfig.ppr_backend``): ``gds``, exact PPR over the GDS
+projection (above), and ``cypher``, a local PPR pushed over the seeds' neighbourhood in plain
+Cypher (``procedures/hybrid_retrieval_local.cypher``, reference :mod:`kag_neo4j.solver.local_ppr`),
+which needs no projection and no plugin. ``auto`` takes :data:`DEFAULT_PPR_BACKEND` on a server
+with GDS and ``cypher`` on one without (``runner.capabilities``, read once per connection).
+A recipe without PPR runs the Cypher variant too: it never touches GDS.
 """
 
 from __future__ import annotations
