@@ -50,10 +50,18 @@ def _exact(max_chunks: int | None) -> Linker:
     return link
 
 
+def _no_values(link: Linker) -> Linker:
+    """Seeds without literal entities (family 'value'), for a projection that leaves them out."""
+    def without(db: Database, embedder: Embedder, mentions: list[str]) -> list[str]:
+        return [seed for seed in link(db, embedder, mentions) if not seed.startswith("value:")]
+    return without
+
+
 #: query-time linking of the question's mentions to PPR seeds
 LINKERS: dict[str, Linker] = {
     "none": lambda *_: [], "fuzzy1": _fuzzy(1), "fuzzy2": _fuzzy(2), "exact": _exact(None),
     "exact_df2": _exact(2), "exact_df3": _exact(3), "exact_df5": _exact(5), "exact_df10": _exact(10),
+    "fuzzy1_no_values": _no_values(_fuzzy(1)),
 }
 
 _OLD = {"dense_seeds": 3, "max_iterations": 20}  # the recipe before the sweep (with fuzzy1 and v1)
@@ -71,7 +79,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     "old+d10": ("dense+ppr", {**_OLD, "dense_seeds": 10}, "fuzzy1", "v1"),
     "old+exact": ("dense+ppr", _OLD, "exact", "v1"),
     "old+no_entities": ("dense+ppr", _OLD, "none", "v1"),
-    "old+no_values": ("dense+ppr", _OLD, "fuzzy1", "no_values"),
+    "old+no_values": ("dense+ppr", _OLD, "fuzzy1_no_values", "no_values"),
     "old+mentions_only": ("dense+ppr", _OLD, "fuzzy1", "mentions"),
     # one change at a time from the default
     "default-anchors": ("hybrid", {}, "exact_df5", "mentions"),
