@@ -3,7 +3,8 @@
 // vectors moved by uniform noise of width $noise so the vector index holds no exact duplicates.
 MATCH (d:Document) WHERE d.replica_of IS NULL
 CALL (d) {
-  CREATE (copy:Document {id: d.id + '~r' + toString($replica), title: d.title, status: 'complete', replica_of: d.id})
+  CREATE (copy:Document {id: d.id + '~r' + toString($replica), title: d.title, title_key: d.title_key, status: 'complete',
+                         replica_of: d.id})
   WITH d, copy
   MATCH (c:Chunk)-[:PART_OF]->(d)
   CREATE (cc:Chunk {id: c.id + '~r' + toString($replica), text: c.text, title: c.title, replica_of: c.id,

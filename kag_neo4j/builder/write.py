@@ -50,6 +50,7 @@ from kag_neo4j.builder.aligned_document import (
     FactEdge,
 )
 from kag_neo4j.builder.concepts import Taxonomy
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.builder.records import ChunkRecord
 from kag_neo4j.builder.tally import Tally
 from kag_neo4j.errors import BuilderError, InvalidIdentifierError
@@ -218,7 +219,8 @@ class SliceRows:
     def __init__(self, part: _Slice, sent: dict[str, tuple[set[str], set[str]]] | None = None) -> None:
         began = time.time_ns()  # load order: a later slice starts later than this one's last document
         self.documents = [
-            {"id": d.id, "title": d.document.title, "source": d.document.source, "sha256": d.document.sha256,
+            {"id": d.id, "title": d.document.title, "title_key": name_key(d.document.title or ""),
+             "source": d.document.source, "sha256": d.document.sha256,
              "media_type": d.document.media_type, "chunk_count": len(d.chunks), "load_seq": began + position,
              "metadata_json": json.dumps(d.document.metadata, ensure_ascii=False, sort_keys=True, default=str)}
             for position, d in enumerate(part.docs)

@@ -1,7 +1,8 @@
 """Single-shot hybrid search for a question: link its mentions, then one fused retrieval.
 
 No LLM is involved: the question's entity mentions (the builder's NER, see
-:mod:`kag_neo4j.solver.mentions`) are linked to entities, which seed Personalized PageRank, and
+:mod:`kag_neo4j.solver.mentions`) are linked to entities - by exact resolution key, or fuzzily
+(the recipe's ``seed_linking``) - which seed Personalized PageRank, and
 ``procedures/hybrid_retrieval.cypher`` fuses dense, fulltext and PPR ranks in one read. This is
 what ``kag-neo4j eval``'s ``ours`` method measures, what ``KAG.search`` returns, and what the
 MCP ``search`` tool and the neo4j-graphrag retriever serve.
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.chunks import RankedChunk
-from kag_neo4j.solver.linking import link_entity
+from kag_neo4j.solver.linking import link_entity, link_exact
 from kag_neo4j.solver.mentions import question_mentions
 from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieve, ppr_backend
 from kag_neo4j.store.runner import QueryRunner
@@ -56,7 +57,7 @@ def search(
 ) -> SearchResult:
     """The top ``k`` chunks for ``question`` with the recipe ``recipe_name`` (read transactions only;
     ``runner`` is a :class:`~kag_neo4j.store.database.Database` or a tracing runner), with
-    ``extra_lists`` fused in."""
+    ``extra_lists`` fused in; ``link_k``: entities per mention when the recipe links fuzzily."""
     if not question.strip():
         raise ValueError("search needs a non-empty question")
     config = recipe(recipe_name, k)
@@ -64,10 +65,14 @@ def search(
     seeds: list[str] = []
     if config.weights.ppr > 0:
         mentions = question_mentions(question)
-        for mention in mentions:
-            for entity in link_entity(runner, embedder, mention, k=link_k):
-                if entity.id not in seeds:
-                    seeds.append(entity.id)
+        if config.seed_linking == "exact":
+            linked = link_exact(runner, mentions, max_chunks=config.max_seed_chunks)
+            seeds = list(dict.fromkeys(entity_id for mention in mentions for entity_id in linked[mention]))
+        else:
+            for mention in mentions:
+                for entity in link_entity(runner, embedder, mention, k=link_k):
+                    if entity.id not in seeds:
+                        seeds.append(entity.id)
     chunks = hybrid_retrieve(runner, embedder, question, seed_entity_ids=seeds, config=config, extra_lists=extra_lists)
     backend = ppr_backend(runner, config) if config.weights.ppr > 0 else None
     return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds, ppr_backend=backend,

@@ -61,9 +61,12 @@ class RetrievalConfig(BaseModel):
         "the vector and fulltext indexes are asked for this many times k_dense / k_fulltext candidates, "
         "so that k_dense / k_fulltext remain once chunks of documents still loading are left out"))
     k_ppr: int = Field(default=20, ge=1)
-    dense_seeds: int = Field(default=3, ge=0)
+    dense_seeds: int = Field(default=1, ge=0, description=(
+        "the best dense chunks that seed PPR with the linked entities (1 measured best: more pull PPR towards "
+        "the dense list, benchmarks/results/recall-figures.md)"))
     damping: float = Field(default=0.5, ge=0, lt=1)
-    max_iterations: int = Field(default=20, ge=1)
+    max_iterations: int = Field(default=10, ge=1, description=(
+        "PageRank iterations; at damping 0.5 ten give the recall of twenty at half the cost"))
     ppr_pool: int = Field(default=1000, ge=1, description=(
         "PPR chunks are the best k_ppr chunks among the ppr_pool highest-scoring nodes: the other "
         "nodes are never looked up, which keeps PPR's cost flat as the graph grows"))
@@ -77,12 +80,19 @@ class RetrievalConfig(BaseModel):
         "'cypher' backend: the nodes with the most mass kept at each hop (bounds the cost by the "
         "neighbourhood, not the graph)"))
     rrf_k: int = Field(default=60, ge=1)
+    seed_linking: Literal["exact", "fuzzy"] = Field(default="exact", description=(
+        "how single-shot search (kag_neo4j.solver.question_search) links the question's mentions to PPR seeds: "
+        "'exact' takes the entities whose resolution key equals the mention's (a mention without one seeds "
+        "nothing), 'fuzzy' the best link_k entities of fulltext + vector linking"))
+    max_seed_chunks: int | None = Field(default=5, ge=1, description=(
+        "with exact seed linking, an entity mentioned in more chunks than this does not seed PPR: a hub "
+        "('the United States') spreads the walk over passages the question is not about; None keeps every link"))
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
 
 RECIPES: dict[str, RetrievalConfig] = {
-    # fulltext at a third of the weight: at weight 1 it lowered MuSiQue R@5 (docs/eval.md)
-    "hybrid": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0)),
+    # fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/recall-figures.md)
+    "hybrid": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0)),
     "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
     "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
     "dense+ppr": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=1)),

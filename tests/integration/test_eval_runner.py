@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import Corpus, QuestionSet, load_corpus, load_questions
 from kag_neo4j.eval.loading import MARKER_KEY, ensure_corpus_loaded, inventory
@@ -31,12 +32,12 @@ EVAL_FIXTURES = Path(__file__).parent.parent / "fixtures" / "eval"
 
 _LIGHT_GRAPH = """
 UNWIND $rows AS row
-MERGE (d:Document {id: row.doc}) SET d.title = row.title, d.status = 'complete'
+MERGE (d:Document {id: row.doc}) SET d.title = row.title, d.title_key = row.title_key, d.status = 'complete'
 MERGE (c:Chunk {id: row.chunk}) SET c.text = row.text, c.title = row.title, c.embedding = row.embedding
 MERGE (c)-[:PART_OF]->(d)
 WITH c, row
 UNWIND row.entities AS e
-MERGE (n:Entity {id: e.id}) SET n.name = e.name, n.alias_text = e.name, n.embedding = e.embedding
+MERGE (n:Entity {id: e.id}) SET n.name = e.name, n.name_key = e.key, n.alias_text = e.name, n.embedding = e.embedding
 MERGE (n)-[m:MENTIONED_IN]->(c) SET m.count = 1
 """
 
@@ -52,8 +53,10 @@ def write_light_graph(db: Database, corpus: Corpus, embedder: HashingEmbedder, *
         names = capitalised_mentions(f"{passage.title}. {passage.text}")
         rows.append({
             "doc": passage.document_id, "chunk": f"{passage.document_id}#0#0", "title": passage.title,
+            "title_key": name_key(passage.title),
             "text": passage.text, "embedding": embedder.embed_documents([passage.text])[0],
-            "entities": [{"id": _entity_id(n), "name": n, "embedding": embedder.embed_query(n)} for n in names],
+            "entities": [{"id": _entity_id(n), "name": n, "key": name_key(n), "embedding": embedder.embed_query(n)}
+                         for n in names],
         })
     db.write(_LIGHT_GRAPH, rows=rows)
     db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = coalesce(m.version, 0) + 1")

@@ -20,9 +20,10 @@ def _index_names(db: Database) -> set[str]:
 
 def test_core_migration_creates_constraints_and_indexes(empty_db: Database) -> None:
     report = migrations.migrate(empty_db, embedding_dimension=DIM)
-    assert [m.filename for m in report.applied] == ["0001_core.cypher"]
+    assert [m.filename for m in report.applied] == ["0001_core.cypher", "0002_entity_name_key.cypher"]
     names = _index_names(empty_db)
-    assert {"chunk_fulltext", "entity_fulltext", "chunk_embedding", "entity_embedding", "concept_embedding"} <= names
+    assert {"chunk_fulltext", "entity_fulltext", "chunk_embedding", "entity_embedding", "concept_embedding",
+            "entity_name_key"} <= names
     constraints = {row["name"] for row in empty_db.read("SHOW CONSTRAINTS YIELD name RETURN name")}
     assert {"document_id", "chunk_id", "entity_id", "concept_id"} <= constraints
     dims = {row["name"]: row["dimensions"] for row in empty_db.read("SHOW VECTOR INDEXES YIELD name, options "
@@ -35,7 +36,7 @@ def test_second_run_is_a_no_op(empty_db: Database) -> None:
     before = empty_db.read("MATCH (m:KagMigration) RETURN m.version AS v, toString(m.applied_at) AS at")
     report = migrations.migrate(empty_db, embedding_dimension=DIM)
     assert report.applied == []
-    assert [a.version for a in report.already] == [1]
+    assert [a.version for a in report.already] == [1, 2]
     assert empty_db.read("MATCH (m:KagMigration) RETURN m.version AS v, toString(m.applied_at) AS at") == before
 
 
@@ -84,8 +85,8 @@ def test_concurrent_runs_apply_once(empty_db: Database, neo4j_connection) -> Non
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sum(len(r.applied) for r in reports) == 1
-    assert empty_db.read("MATCH (m:KagMigration) RETURN count(m) AS n")[0]["n"] == 1
+    assert sum(len(r.applied) for r in reports) == len(migrations.discover()), "each shipped migration once"
+    assert empty_db.read("MATCH (m:KagMigration) RETURN count(m) AS n")[0]["n"] == len(migrations.discover())
 
 
 def test_vector_index_of_another_dimension_is_a_clear_error(db: Database) -> None:

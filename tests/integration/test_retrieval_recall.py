@@ -1,0 +1,117 @@
+"""What single-shot hybrid search finds that dense retrieval cannot, and how it picks its PPR seeds.
+
+A small hand-built graph: the question names Lothar Brenning; his page names his mother Greta
+Voss, whose own page shares no word with the question. Dense retrieval ranks word-sharing
+distractors above her page; Personalized PageRank reaches it in two hops (Brenning's chunk ->
+Greta Voss -> her chunk), and the fusion puts it in the top k.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kag_neo4j.builder.names import name_key
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.solver.linking import link_exact
+from kag_neo4j.solver.question_search import recipe, search
+from kag_neo4j.solver.retrieval import RECIPES, hybrid_retrieve
+from kag_neo4j.store.database import Database
+from tests.integration.conftest import TEST_DIMENSION
+
+QUESTION = "Who was the mother of Lothar Brenning?"
+CHUNKS = {
+    "brenning#0#0": ("Lothar Brenning", "Lothar Brenning was a painter; his mother was Greta Voss.", ["brenning", "voss"]),
+    "voss#0#0": ("Greta Voss", "Greta Voss, born in Tallinn in 1901, studied botany at Tartu.", ["voss", "tallinn"]),
+    "d1#0#0": ("Mother Goose", "Who was the mother of the goose? The mother was a tale.", []),
+    "d2#0#0": ("Mother tongue", "The mother tongue of a child was the language of the mother.", []),
+    "d3#0#0": ("Mothers' Day", "Who was the first to hold a day for the mother?", []),
+    "far#0#0": ("Tallinn", "Tallinn: Estonian capital, Baltic coast.", ["tallinn"]),
+    "zz_twin#0#0": ("Twin Peaks", "Twin Peaks, first page.", ["twins"]),
+    "aa_twin#0#0": ("Twin Peaks", "Twin Peaks, second page.", ["twins"]),
+}
+ENTITIES = {"brenning": "Lothar Brenning", "voss": "Greta Voss", "tallinn": "Tallinn",
+            "akinoshu": "Akinoshū Kenji", "kenji_bar": "Kenji's Bar",
+            "twins": "Twin Peaks"}
+ANSWER = "voss#0#0"
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder(dimension=TEST_DIMENSION)
+
+
+@pytest.fixture
+def graph(db: Database, embedder: HashingEmbedder) -> Database:
+    db.write(
+        "UNWIND $entities AS e MERGE (n:Entity {id: e.id}) "
+        "SET n.name = e.name, n.alias_text = e.name, n.name_key = e.key, n.family = 'entity', n.embedding = e.vector",
+        entities=[{"id": k, "name": v, "key": name_key(v), "vector": embedder.embed_query(v)}
+                  for k, v in ENTITIES.items()],
+    )
+    db.write(
+        """
+        UNWIND $rows AS row
+        MERGE (d:Document {id: row.doc}) SET d.title = row.title, d.status = 'complete'
+        MERGE (c:Chunk {id: row.id}) SET c.text = row.text, c.title = row.title, c.embedding = row.embedding
+        MERGE (c)-[:PART_OF]->(d)
+        WITH c, row UNWIND row.mentions AS m
+        MATCH (e:Entity {id: m}) MERGE (e)-[:MENTIONED_IN {count: 1}]->(c)
+        """,
+        rows=[{"id": cid, "doc": cid.split("#")[0], "title": title, "text": text, "mentions": mentions,
+               "embedding": embedder.embed_documents([text])[0]} for cid, (title, text, mentions) in CHUNKS.items()],
+    )
+    db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = 1")
+    return db
+
+
+def test_the_answer_reachable_only_through_the_graph_is_found_by_the_hybrid_not_by_dense(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    dense = search(graph, embedder, QUESTION, k=4, recipe_name="dense")
+    assert ANSWER not in [c.chunk_id for c in dense.chunks], "word-sharing distractors outrank it in dense retrieval"
+    hybrid = search(graph, embedder, QUESTION, k=4)  # the default recipe
+    assert hybrid.seed_entity_ids == ["brenning"]
+    found = {c.chunk_id: c for c in hybrid.chunks}
+    assert ANSWER in found and "ppr" in found[ANSWER].ranks
+    assert found[ANSWER].ranks["ppr"] < found[ANSWER].ranks["dense"], "PageRank ranks it above dense"
+
+
+def test_exact_linking_seeds_entities_of_the_mentions_key_and_nothing_for_a_near_miss(graph: Database) -> None:
+    linked = link_exact(graph, ["Akinoshu Kenji's", "the Lothar Brenning", "Kenji", "Greta Vos"])
+    assert linked == {"Akinoshu Kenji's": ["akinoshu"], "the Lothar Brenning": ["brenning"], "Kenji": [],
+                      "Greta Vos": []}, "accents, case, articles and possessives do not count; spelling does"
+
+
+def test_exact_linking_leaves_out_entities_mentioned_in_more_chunks_than_the_cap(graph: Database) -> None:
+    assert link_exact(graph, ["Greta Voss", "Lothar Brenning"], max_chunks=1) == {
+        "Greta Voss": [], "Lothar Brenning": ["brenning"]}, "Greta Voss is mentioned in two chunks"
+    assert link_exact(graph, ["Greta Voss"], max_chunks=2) == {"Greta Voss": ["voss"]}
+
+
+def test_the_default_recipe_seeds_pagerank_by_exact_names_only(graph: Database, embedder: HashingEmbedder) -> None:
+    assert RECIPES["hybrid"].seed_linking == "exact"
+    exact = search(graph, embedder, "Where did Kenji study, and what of Greta Vos?", k=3)
+    assert exact.seed_entity_ids == [], "no entity has the key of 'Kenji' or 'Greta Vos'"
+    fuzzy_recipe = "hybrid-fuzzy"
+    RECIPES[fuzzy_recipe] = RECIPES["hybrid"].model_copy(update={"seed_linking": "fuzzy"})
+    try:
+        fuzzy = search(graph, embedder, "Where did Kenji study, and what of Greta Vos?", k=3, recipe_name=fuzzy_recipe)
+    finally:
+        del RECIPES[fuzzy_recipe]
+    assert fuzzy.seed_entity_ids, "fuzzy linking takes the nearest names instead"
+
+
+def test_pagerank_ranks_by_distance_from_the_seeds_and_breaks_ties_by_chunk_id(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    config = recipe("dense+ppr", 6).model_copy(update={"dense_seeds": 0})
+    ppr_only = config.model_copy(update={"weights": config.weights.model_copy(update={"dense": 0.0})})
+    hits = hybrid_retrieve(graph, embedder, QUESTION, seed_entity_ids=["brenning"], config=ppr_only)
+    ids = [h.chunk_id for h in hits]
+    assert ids[:2] == ["brenning#0#0", ANSWER], "one hop, then two"
+    assert ids.index("far#0#0") > ids.index(ANSWER), "three hops rank below two"
+    assert not {"d1#0#0", "d2#0#0", "d3#0#0"} & set(ids), "chunks with no path from a seed have no PPR score"
+    # two chunks in the same place relative to the seed have equal PageRank: the chunk id decides
+    tied = hybrid_retrieve(graph, embedder, QUESTION, seed_entity_ids=["twins"], config=ppr_only)
+    assert [(h.chunk_id, h.ranks) for h in tied] == [("aa_twin#0#0", {"ppr": 1}), ("zz_twin#0#0", {"ppr": 2})]
+
