@@ -1,4 +1,4 @@
-// hybrid_retrieval_local v1 — hybrid_retrieval (v3) with its Personalized PageRank computed in plain Cypher
+// hybrid_retrieval_local v2 — hybrid_retrieval (v3) with its Personalized PageRank computed in plain Cypher
 // over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
 // (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
 // Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).
@@ -35,7 +35,18 @@ CALL (dense) {
   CALL (frontier0) {
     UNWIND CASE WHEN $ppr_hops > 0 THEN frontier0 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
-    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
+      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
+      RETURN next
+      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
+      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
+      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
+      RETURN next
+      UNION ALL  // and back: chunk -> the entities its document's title names
+      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
+      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
+      RETURN next
+    }
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -45,7 +56,18 @@ CALL (dense) {
   CALL (frontier1) {
     UNWIND CASE WHEN $ppr_hops > 1 THEN frontier1 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
-    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
+      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
+      RETURN next
+      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
+      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
+      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
+      RETURN next
+      UNION ALL  // and back: chunk -> the entities its document's title names
+      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
+      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
+      RETURN next
+    }
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -55,7 +77,18 @@ CALL (dense) {
   CALL (frontier2) {
     UNWIND CASE WHEN $ppr_hops > 2 THEN frontier2 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
-    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
+      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
+      RETURN next
+      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
+      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
+      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
+      RETURN next
+      UNION ALL  // and back: chunk -> the entities its document's title names
+      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
+      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
+      RETURN next
+    }
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -65,7 +98,18 @@ CALL (dense) {
   CALL (frontier3) {
     UNWIND CASE WHEN $ppr_hops > 3 THEN frontier3 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
-    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
+      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
+      RETURN next
+      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
+      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
+      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
+      RETURN next
+      UNION ALL  // and back: chunk -> the entities its document's title names
+      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
+      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
+      RETURN next
+    }
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -75,7 +119,18 @@ CALL (dense) {
   CALL (frontier4) {
     UNWIND CASE WHEN $ppr_hops > 4 THEN frontier4 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
-    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
+      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
+      RETURN next
+      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
+      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
+      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
+      RETURN next
+      UNION ALL  // and back: chunk -> the entities its document's title names
+      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
+      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
+      RETURN next
+    }
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -85,7 +140,18 @@ CALL (dense) {
   CALL (frontier5) {
     UNWIND CASE WHEN $ppr_hops > 5 THEN frontier5 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
-    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
+      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
+      RETURN next
+      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
+      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
+      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
+      RETURN next
+      UNION ALL  // and back: chunk -> the entities its document's title names
+      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
+      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
+      RETURN next
+    }
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass

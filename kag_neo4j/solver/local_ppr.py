@@ -13,8 +13,9 @@ one step; a node's mass is split evenly over its relationships). The local versi
   its cost is bounded by the seeds' neighbourhood, not by the graph;
 * scores a node by ``Σ_t r_t(v)`` (the constant ``1 - d`` left out: ranks are what matter).
 
-The graph is the one PageRank's projection holds (``procedures/project_graph.cypher``): Entity and
-Chunk nodes, every relationship between two of them but ``NEXT`` and ``PART_OF``, both ways.
+The graph is the one PageRank's projection holds (``procedures/project_graph.cypher`` v2): Entity and
+Chunk nodes joined, both ways, by the mutual index (``MENTIONED_IN``) and by title anchors (an entity
+whose ``name_key`` is a document's ``title_key`` and that document's chunks).
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ def _index_names(db: Database) -> set[str]:
 
 def test_core_migration_creates_constraints_and_indexes(empty_db: Database) -> None:
     report = migrations.migrate(empty_db, embedding_dimension=DIM)
-    assert [m.filename for m in report.applied] == ["0001_core.cypher", "0002_entity_name_key.cypher"]
+    assert [m.filename for m in report.applied] == ["0001_core.cypher", "0002_name_keys.cypher"]
     names = _index_names(empty_db)
     assert {"chunk_fulltext", "entity_fulltext", "chunk_embedding", "entity_embedding", "concept_embedding",
-            "entity_name_key"} <= names
+            "entity_name_key", "document_title_key"} <= names
     constraints = {row["name"] for row in empty_db.read("SHOW CONSTRAINTS YIELD name RETURN name")}
     assert {"document_id", "chunk_id", "entity_id", "concept_id"} <= constraints
     dims = {row["name"]: row["dimensions"] for row in empty_db.read("SHOW VECTOR INDEXES YIELD name, options "

@@ -42,8 +42,9 @@ def test_cypher_ppr_hops_bound_how_far_it_reaches(graph: Database, embedder: Has
 
 @pytest.fixture
 def random_graph(db: Database) -> tuple[Database, dict[str, list[str]], list[str]]:
-    """24 entities, 30 chunks, random mentions and facts, plus what PageRank must ignore: NEXT
-    between chunks, PART_OF to documents and a trace step that USED a chunk and an entity."""
+    """24 entities, 30 chunks, random mentions and title anchors (8 documents titled by an entity's
+    name), plus what PageRank must ignore: facts between entities, NEXT between chunks, PART_OF to
+    documents and a trace step that USED a chunk and an entity."""
     rng = random.Random(7)
     embedder = HashingEmbedder(dimension=TEST_DIMENSION)
     entities = [f"e{i:02d}" for i in range(24)]
@@ -51,10 +52,12 @@ def random_graph(db: Database) -> tuple[Database, dict[str, list[str]], list[str
     mentions = sorted({(rng.choice(entities), chunk) for chunk in chunks for _ in range(rng.randint(1, 4))})
     facts = sorted({(rng.choice(entities), rng.choice(entities)) for _ in range(20)})
     facts = [(a, b) for a, b in facts if a != b]
-    db.write("UNWIND $ids AS id CREATE (:Entity {id: id, name: id})", ids=entities)
+    titles = {chunk: entities[(3 * i) % len(entities)] for i, chunk in enumerate(chunks[:8])}
+    db.write("UNWIND $ids AS id CREATE (:Entity {id: id, name: id, name_key: id})", ids=entities)
     db.write("""UNWIND $ids AS id
-                CREATE (c:Chunk {id: id, text: id, embedding: $vector})-[:PART_OF]->(:Document {id: 'd' + id})""",
-             ids=chunks, vector=embedder.embed_documents(["x"])[0])
+                CREATE (c:Chunk {id: id, text: id, embedding: $vector})
+                       -[:PART_OF]->(:Document {id: 'd' + id, title_key: coalesce($titles[id], '')})""",
+             ids=chunks, titles=titles, vector=embedder.embed_documents(["x"])[0])
     db.write("UNWIND $pairs AS p MATCH (e:Entity {id: p[0]}), (c:Chunk {id: p[1]}) CREATE (e)-[:MENTIONED_IN]->(c)",
              pairs=[list(pair) for pair in mentions])
     db.write("UNWIND $pairs AS p MATCH (a:Entity {id: p[0]}), (b:Entity {id: p[1]}) CREATE (a)-[:RELATED]->(b)",
@@ -64,7 +67,9 @@ def random_graph(db: Database) -> tuple[Database, dict[str, list[str]], list[str
     db.write("MATCH (c:Chunk {id: 'c00'}), (e:Entity {id: 'e00'}) CREATE (s:KagStep)-[:USED]->(c), (s)-[:USED]->(e)")
     db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = 1")
     neighbours: dict[str, list[str]] = defaultdict(list)
-    for a, b in [*mentions, *facts]:
+    anchors = [(entity, chunk) for chunk, entity in titles.items() if (entity, chunk) not in set(mentions)]
+    assert anchors, "the fixture must hold title anchors that are not mentions"
+    for a, b in [*mentions, *anchors]:
         neighbours[a].append(b)
         neighbours[b].append(a)
     return db, dict(neighbours), chunks
