@@ -95,7 +95,8 @@ def test_ask_answers_from_the_cli_with_the_warning(no_gds: NoGds, tmp_path: Path
     env = {key: value for key, value in os.environ.items() if not key.startswith("NEO4J_") and key != "KAG_CONFIG"}
     env.update(KAG_SERVER_NAME=no_gds.settings.server_name, KAG_HOME=str(no_gds.settings.home),
                KAG_EMBEDDER="hashing", KAG_EMBEDDING_DIMENSIONS=str(DIMENSION), KAG_LLM_PROVIDER="scripted",
-               KAG_LLM_MODEL=str(script), PYTHONPATH=str(REPOSITORY), COLUMNS="200", NO_COLOR="1")
+               KAG_LLM_MODEL=str(script), KAG_NO_CACHE="true",  # the script, not a cached reply of another one
+               PYTHONPATH=str(REPOSITORY), COLUMNS="200", NO_COLOR="1")
     done = subprocess.run([sys.executable, "-m", "tests.integration.kag_cli", "ask", "Who founded the Harrow Valley Rail Company?",
                            "--json", "--no-trace"], capture_output=True, text=True, env=env, cwd=REPOSITORY, timeout=300)
     assert done.returncode == 0, done.stderr
