@@ -3,7 +3,8 @@
 
     python benchmarks/rules_refresh.py --yes [--data DIR] [--schema FILE] [--copies 1,20]
 
-The supplychain CSVs (``--data``, default /work/shared/benchmarks/demos/supplychain) are
+The supplychain CSVs (``--data``, default ``demos/supplychain`` of KAG_BENCHMARKS_DIR or
+../shared/benchmarks) are
 written straight into Neo4j by this script (Company, Person, Product, Industry,
 ProductChainEvent; ``product``, ``legalRepresentative``, ``belongToIndustry``,
 ``hasSupplyChain``, ``fundTrans``, ``subject``), not through ``kag-neo4j load``, so the figure
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kag_neo4j.config import load_settings
+from kag_neo4j.eval.datasets import default_data_dir
 from kag_neo4j.rules.footprint import Footprint
 from kag_neo4j.rules.load import RuleSet, load_rules
 from kag_neo4j.rules.refresh import graph_version, refresh_rules
@@ -37,8 +39,9 @@ from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.reset import claim_database, reset_database
 
-DATA = Path("/work/shared/benchmarks/demos/supplychain")
-SCHEMA = Path("/work/shared/benchmarks/schemas/SupplyChain.schema")
+BENCHMARKS = default_data_dir() or Path("../shared/benchmarks")
+DATA = BENCHMARKS / "demos" / "supplychain"
+SCHEMA = BENCHMARKS / "schemas" / "SupplyChain.schema"
 AS_OF = "2023-09-30"
 
 # Neo4j 5.26 dynamic labels and types; the names are this file's fixed set

@@ -5,7 +5,7 @@
 //   by the builder) is joined to that document's chunks - a mention of a titled thing elsewhere links
 //   to its page, the hop compositional questions need ("the mother of X" -> X's page).
 // Facts between entities are left out: each was read from a chunk that mentions both ends, so the walk
-// already joins them through it; the shortcut lowered recall (benchmarks/results/recall-figures.md).
+// already joins them through it; the shortcut lowered recall (benchmarks/results/retrieval-recall.md).
 CALL () {
   MATCH (source) WHERE source:Entity OR source:Chunk
   OPTIONAL MATCH (source)-[:MENTIONED_IN]->(target:Chunk)

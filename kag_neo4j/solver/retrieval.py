@@ -63,7 +63,7 @@ class RetrievalConfig(BaseModel):
     k_ppr: int = Field(default=20, ge=1)
     dense_seeds: int = Field(default=1, ge=0, description=(
         "the best dense chunks that seed PPR with the linked entities (1 measured best: more pull PPR towards "
-        "the dense list, benchmarks/results/recall-figures.md)"))
+        "the dense list, benchmarks/results/retrieval-recall.md)"))
     damping: float = Field(default=0.5, ge=0, lt=1)
     max_iterations: int = Field(default=10, ge=1, description=(
         "PageRank iterations; at damping 0.5 ten give the recall of twenty at half the cost"))
@@ -91,7 +91,7 @@ class RetrievalConfig(BaseModel):
 
 
 RECIPES: dict[str, RetrievalConfig] = {
-    # fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/recall-figures.md)
+    # fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md)
     "hybrid": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0)),
     "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
     "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
