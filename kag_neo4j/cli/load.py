@@ -125,6 +125,8 @@ def load_command(
         console.print(summary_table(summary))
         for issue in summary.issue_samples[:5]:
             print_note("issue:", issue)
+        for violation in summary.violations[:5]:
+            print_note("violation:", violation.message)
     _print_read_notes(summary)
     if summary.documents_incomplete:
         raise typer.Exit(1)

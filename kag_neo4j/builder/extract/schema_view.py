@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from kag_neo4j.builder.normalise import name_key
+from kag_neo4j.schema.constraints import required
 
 if TYPE_CHECKING:
     from kag_neo4j.schema.models import ResolvedSchema
@@ -51,6 +52,8 @@ class TypeInfo:
     properties: dict[str, str] = field(default_factory=dict)
     property_display: dict[str, str] = field(default_factory=dict)
     relations: dict[str, RelationInfo] = field(default_factory=dict)
+    #: ``NotNull`` literal properties (:func:`kag_neo4j.schema.constraints.required`)
+    required: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -174,5 +177,6 @@ def schema_view(schema: ResolvedSchema | SchemaView) -> SchemaView:
             properties=properties,
             property_display=property_display,
             relations=relations,
+            required=required(spg_type),
         )
     return SchemaView(namespace=schema.namespace, types=types)

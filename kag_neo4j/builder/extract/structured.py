@@ -36,6 +36,7 @@ from kag_neo4j.builder.records import (
     SourceDocument,
 )
 from kag_neo4j.builder.split import record_text
+from kag_neo4j.schema.constraints import ConstraintViolation, Where, check_targets, missing_required
 
 from .base import ExtractionResult
 from .schema_view import SchemaView
@@ -201,6 +202,8 @@ def _node_rows(
         properties: dict[str, PropertyValue] = {}
         relations: list[ExtractedRelation] = []
         targets: list[ExtractedEntity] = []
+        where = Where(file=doc.source, row=number + 1, chunk=chunk_id)  # constraints hook
+        violations: list[ConstraintViolation] = []  # constraints hook
         for column in columns:
             if column in special:
                 continue
@@ -210,7 +213,14 @@ def _node_rows(
                 continue
             relation = schema.resolve_relation(schema_type, column) if schema is not None and schema_type else None
             if relation is not None:
-                for reference in (part for part in _SPLIT.split(_text(value)) if part):
+                references = [part for part in _SPLIT.split(_text(value)) if part]
+                # constraints hook: a cell naming several targets needs MultiValue
+                broken = check_targets(schema_type or type_name, relation.name, relation.multi_value, references,
+                                       where=where)
+                if broken is not None:
+                    violations.append(broken)
+                    continue
+                for reference in references:
                     target_name = index.name_for(relation.target, reference) if index is not None else reference
                     relations.append(
                         ExtractedRelation(
@@ -237,6 +247,10 @@ def _node_rows(
                 canonical = schema.resolve_property(schema_type, column)
                 key = canonical or column
             properties[key] = scalar
+        if schema is not None and schema_type:  # constraints hook: the row's NotNull columns
+            present = {*properties, *(r.predicate for r in relations), "name", *(("id",) if record_id else ()),
+                       *(("desc", "description") if description_column and _text(row.get(description_column)) else ())}
+            violations.extend(missing_required(schema_type, schema.types[schema_type].required, present, where=where))
         entity = ExtractedEntity(
             name=name,
             type=schema_type or type_name,
@@ -262,7 +276,8 @@ def _node_rows(
             )
             results.append(
                 ChunkExtraction(
-                    chunk_id=chunk_id, entities=unique_targets, events=[event], mode="structured", issues=issues
+                    chunk_id=chunk_id, entities=unique_targets, events=[event], mode="structured", issues=issues,
+                    violations=violations,
                 )
             )
             continue
@@ -273,6 +288,7 @@ def _node_rows(
                 relations=relations,
                 mode="structured",
                 issues=issues,
+                violations=violations,
             )
         )
     return results
