@@ -17,8 +17,10 @@ from pydantic import BaseModel
 
 from kag_neo4j.rules.compile import CompiledRule, RuleKind, Statement, compile_rule
 from kag_neo4j.rules.depends import order
+from kag_neo4j.rules.derived_check import check_derived
 from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet
+from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.literals import cypher_literal
 
@@ -29,11 +31,15 @@ class RuleResult(BaseModel):
     version: str
     retracted: int
     derived: int
+    #: derived values removed because they break the schema's constraints (not counted in ``derived``)
+    rejected: int = 0
 
 
 class ApplyResult(BaseModel):
     as_of: str
     rules: list[RuleResult]
+    #: every derived value that broke the schema's constraints (not written), with rule and node
+    violations: list[ConstraintViolation] = []
 
 
 def parse_as_of(value: str | date | datetime | None) -> datetime:
@@ -69,8 +75,11 @@ def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | 
     instant = parse_as_of(as_of)
     compiled = compile_all(rules)
 
+    violations: list[ConstraintViolation] = []
+
     def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
         results: list[RuleResult] = []
+        violations.clear()  # a retried transaction starts over
         for rule in compiled:
             retracted = 0
             derived = 0
@@ -85,10 +94,14 @@ def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | 
                     retracted += count
                 else:
                     derived = count
-            results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted, derived=derived))
+            rejected = check_derived(tx, rule, rules.schema_)  # constraints: invalid derived values are removed
+            violations.extend(rejected)
+            results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted,
+                                      derived=derived - len(rejected), rejected=len(rejected)))
         return results
 
-    return ApplyResult(as_of=instant.isoformat(), rules=db.write_tx(work))
+    applied = db.write_tx(work)
+    return ApplyResult(as_of=instant.isoformat(), rules=applied, violations=violations)
 
 
 def explain(rule: CompiledRule, as_of: datetime) -> str:
