@@ -122,6 +122,10 @@ class RecordIndex:
             if record_id:
                 self.add(_row_type(row, type_column, doc), record_id, name or record_id)
 
+    def knows(self, type_name: str, reference: str) -> bool:
+        """Whether ``reference`` is the record id of a ``type_name`` record of the load."""
+        return (type_name, reference) in self._names
+
     def name_for(self, type_name: str | None, reference: str) -> str:
         """The name of record ``reference`` of ``type_name`` (any type when unknown), else itself."""
         if type_name is not None and (type_name, reference) in self._names:
@@ -214,7 +218,10 @@ def _node_rows(
             relation = schema.resolve_relation(schema_type, column) if schema is not None and schema_type else None
             if relation is not None:
                 references = [part for part in _SPLIT.split(_text(value)) if part]
-                # constraints hook: a cell naming several targets needs MultiValue
+                # constraints hook: a single-valued cell that is a record id is one target (an id may hold
+                # a separator: 建筑、农用机械); otherwise a cell naming several targets needs MultiValue
+                if not relation.multi_value and index is not None and index.knows(relation.target, _text(value)):
+                    references = [_text(value)]
                 broken = check_targets(schema_type or type_name, relation.name, relation.multi_value, references,
                                        where=where)
                 if broken is not None:
