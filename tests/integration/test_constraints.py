@@ -24,7 +24,7 @@ from kag_neo4j.rules.apply import apply_rules
 from kag_neo4j.rules.load import load_rules
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.store.database import Database
-from tests.integration.cli_env import set_connection_env
+from tests.integration.cli_env import load_app
 from tests.integration.conftest import TEST_DIMENSION
 
 pytestmark = pytest.mark.integration
@@ -124,17 +124,9 @@ def test_a_full_mode_load_reports_the_chunk(db: Database, test_settings: Setting
 
 def test_the_load_command_reports_violations_in_json(db: Database, monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
-    import typer
     from typer.testing import CliRunner
 
-    from kag_neo4j.cli.load import register
-
-    app = typer.Typer()
-    register(app)
-    set_connection_env(monkeypatch, db.connection)
-    monkeypatch.setenv("KAG_EMBEDDER", "hashing")
-    monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
-    monkeypatch.setenv("KAG_HOME", str(tmp_path))
+    app = load_app(monkeypatch, db.connection, tmp_path, TEST_DIMENSION)
     result = CliRunner().invoke(app, ["load", str(FIXTURES / "Account.csv"), "--schema", str(SCHEMA),
                                       "--mode", "light", "--json"])
     assert result.exit_code == 0, result.output
