@@ -164,6 +164,24 @@ def test_a_rule_deriving_an_invalid_value_is_reported_and_not_written(db: Databa
                    "s.stock AS stock ORDER BY id") == rows
 
 
+def test_rules_apply_reports_rejected_values(db: Database, test_settings: Settings) -> None:
+    from typer.testing import CliRunner
+
+    from kag_neo4j.cli import app
+    from tests.integration.test_solver_cli import _env
+
+    db.write("CREATE (:Entity:Shop {id: 's9', name: 's9', grade: 'so-so', boxes: 2})")
+    result = CliRunner().invoke(app, ["rules", "apply", str(FIXTURES / "Derived.schema"), "--json"],
+                                env=_env(test_settings))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {r["id"]: r["rejected"] for r in report["rules"]} == {"Derived:Shop-rating->Text": 1,
+                                                                  "Derived:Shop-stock->Integer": 0}
+    (violation,) = report["violations"]
+    assert (violation["where"]["rule"], violation["where"]["node"], violation["property"], violation["value"]) == \
+        ("Derived:Shop-rating->Text", "s9", "rating", "so-so")
+
+
 def _edition(db: Database) -> str:
     return db.read("CALL dbms.components() YIELD edition RETURN edition")[0]["edition"]
 
