@@ -228,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full-limit", type=int, default=0, help="passages for the full (LLM) loads; 0 skips them")
     parser.add_argument("--data-dir", type=Path, default=None, help="benchmarks folder (KAG_BENCHMARKS_DIR)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/retrieval_latency.json"))
+    parser.add_argument("--agreement", action="store_true", help=(
+        "at each level also compare the plain-Cypher PPR list with exact GDS PPR (benchmarks/ppr_agreement.py)"))
     args = parser.parse_args(argv)
     if not args.yes:
         parser.error("this benchmark empties the configured database; pass --yes to run it")
@@ -288,6 +290,10 @@ def main(argv: list[str] | None = None) -> int:
             rows = measure_level(db, embedder, questions, method_names, args.k)
             report["latency"].append({"level": name, "dataset": dataset, "copies": copies, **size,
                                       "methods": rows, "memory": memory(db)})
+            if args.agreement:
+                from ppr_agreement import agreement, variants_for
+
+                report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions, variants_for(10, [], []))
         # The replicas (and their removal) change the HNSW vector index, and with it approximate
         # nearest-neighbour results: leave no half-measured graph behind for an evaluation.
         clear_knowledge_base(db)
@@ -318,6 +324,11 @@ def markdown(report: dict[str, Any]) -> str:
             for method, row in level["methods"].items():
                 lines.append(f"| {level['level']} | {level['chunks']} | {method} | {row['p50_ms']} | {row['p95_ms']} | "
                              f"{row.get('p50_vs_graphrag-vector', '–')} | {row.get('p50_vs_graphrag-hybrid', '–')} |")
+        for level in report["latency"]:
+            if "ppr_agreement" in level:
+                from ppr_agreement import markdown as agreement_table
+
+                lines += ["", f"{level['level']} ({level['chunks']} chunks):", "", agreement_table(level["ppr_agreement"], 10)]
         lines += ["", "| level | chunks | entities | Neo4j heap used MB | heap pool peaks MB | GDS projection MB |",
                   "|---|---:|---:|---:|---:|---:|"]
         for level in report["latency"]:

@@ -112,7 +112,9 @@ class KAG:
         """The top ``k`` chunks for ``question`` by hybrid retrieval alone (no LLM, read transactions).
 
         ``recipe`` names one of ``kag_neo4j.solver.retrieval.RECIPES`` (``hybrid``, ``dense``,
-        ``fulltext``, ``dense+ppr``). The question's entity mentions seed PageRank. The custom
+        ``fulltext``, ``dense+ppr``; ``hybrid-gds`` / ``hybrid-cypher`` pin the PageRank backend).
+        The result says which backend ranked (``ppr_backend``) and carries the server's warnings
+        (e.g. no GDS). The question's entity mentions seed PageRank. The custom
         ``ranked_lists`` given to :class:`KAG` are fused in (as in every retrieval of ``ask``).
         """
         return search(self.db, self.embedder, question, k=k, recipe_name=recipe, extra_lists=self.solver.ranked_lists)

@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     server_heap: str = "2g"
     server_pagecache: str = "512m"
     server_start_timeout: float = Field(default=180.0, gt=0)
+    #: load the GDS plugin (False: APOC only, like Aura Free or a plain Neo4j; PageRank runs in Cypher)
+    server_gds: bool = True
     neo4j_version: str = "5.26.24"
     gds_version: str = "2.13.9"
     apoc_version: str = "5.26.19"

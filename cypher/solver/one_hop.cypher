@@ -3,12 +3,23 @@
 // predicate (edge) and object properties. Every name is a value: relation types are compared
 // with type(r), labels with labels(n), properties read with n[key] — nothing is interpolated.
 // $anchor_role: 's' when the anchors are subjects, 'o' when they are objects.
+// A concept membership (BELONGS_TO, stored or derived by a rule) is the predicate `belongTo` (KAG's
+// name for it) and reaches the :Concept when a predicate is asked for.
 // $predicates: relation types / open predicates to accept (kag_neo4j.store.keys.predicate_key), or null for any.
 // $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
+// Events (loaded, or created by a rule's Action: KAG's event chains) are reached, and hopped
+// from, when a predicate is asked for.
 UNWIND $anchor_ids AS anchor_id
-MATCH (anchor:Entity {id: anchor_id})-[r]-(other:Entity)
+CALL (anchor_id) {
+  MATCH (anchor:Entity {id: anchor_id}) RETURN anchor
+  UNION
+  MATCH (anchor:Event {id: anchor_id}) WHERE $predicates IS NOT NULL RETURN anchor
+}
+MATCH (anchor)-[r]-(other)
+WHERE other:Entity
+   OR ($predicates IS NOT NULL AND (other:Event OR (other:Concept AND type(r) = 'BELONGS_TO')))
 WITH anchor, r, other,
-     CASE WHEN type(r) = 'RELATED' THEN r.predicate ELSE type(r) END AS predicate
+     CASE type(r) WHEN 'RELATED' THEN r.predicate WHEN 'BELONGS_TO' THEN 'belongTo' ELSE type(r) END AS predicate
 WHERE ($predicates IS NULL
        OR toLower(reduce(s = normalize(predicate, NFKC), c IN [' ', '\t', '\n', '\r', '_', '-'] | replace(s, c, ''))) IN $predicates)
   AND ($other_ids IS NULL OR other.id IN $other_ids)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kag_neo4j.builder.records import ChunkRecord, PropertyValue, SourceDocument
+from kag_neo4j.builder.records import ChunkRecord, DanglingReference, PropertyValue, SourceDocument
 from kag_neo4j.schema.constraints import ConstraintViolation
 
 #: node kinds a fact can start or end at (both are written with an ``id`` uniqueness constraint)
 ENTITY = "Entity"
 EVENT = "Event"
+#: a fact's end may also be a concept (a structured record's concept-typed column: ``belongToIndustry``)
+CONCEPT = "Concept"
 
 
 def entity_id(family: str, key: str) -> str:
@@ -26,6 +28,16 @@ def entity_id(family: str, key: str) -> str:
 
 def event_id(family: str, key: str) -> str:
     return f"event:{family}:{key}"
+
+
+def record_entity_id(family: str, record_id: str) -> str:
+    """The id of the typed structured record ``record_id`` of type family ``family``: records are
+    identified by their id, not their name (``#`` never occurs in a name key)."""
+    return f"{family}:#{record_id}"
+
+
+def record_event_id(family: str, record_id: str) -> str:
+    return f"event:{family}:#{record_id}"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -49,6 +61,10 @@ class EntityNode(GraphNode):
     semantic_type: str | None = None
     #: ``True`` when the node already exists in the graph (found by the resolver)
     existing: bool = False
+    #: the record id of a typed structured record: identified by it, never merged by name
+    record_id: str | None = None
+    #: written by an update file: its properties replace the stored values
+    overwrite: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -84,6 +100,8 @@ class FactEdge:
     target_kind: str = ENTITY
     confidence: float = 1.0
     properties: dict[str, PropertyValue] = field(default_factory=dict)
+    #: one event among several between the same nodes (a transfer): its own relationship
+    instance: str | None = None
 
 
 @dataclass(slots=True)
@@ -120,6 +138,8 @@ class AlignedDocument:
     issues: list[str] = field(default_factory=list)
     #: values left out because they break the schema's constraints (``kag_neo4j.schema.constraints``)
     violations: list[ConstraintViolation] = field(default_factory=list)
+    #: references of structured rows that no record of the load matched (their relations are skipped)
+    dangling: list[DanglingReference] = field(default_factory=list)
     #: chunks whose extraction failed; the document is then written but not marked complete,
     #: so the next load retries it
     failed_chunks: list[str] = field(default_factory=list)

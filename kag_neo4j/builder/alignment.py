@@ -11,6 +11,9 @@ and the writer's ``MERGE`` joins them. Relations are matched against the schema 
 relationship, or a literal property of the subject's type); the rest stay open facts. Taxonomy
 concepts and semantic types become ``BELONGS_TO`` links.
 
+Typed structured records (CSV rows of a schema type with an id) are aligned by
+:mod:`kag_neo4j.builder.structured_alignment` instead: identified by their record id.
+
 Resolution against other documents and the graph comes after, in
 :mod:`kag_neo4j.builder.resolution`.
 """
@@ -40,6 +43,7 @@ from kag_neo4j.builder.aligned_document import (
 from kag_neo4j.builder.concepts import Taxonomy, concept_id
 from kag_neo4j.builder.names import display_rank, name_key
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValue, SourceDocument
+from kag_neo4j.builder.structured_alignment import align_structured, has_typed_records
 from kag_neo4j.builder.type_resolution import GENERIC_TYPES, TypeInfo, TypeResolver, relationship_type
 from kag_neo4j.errors import InvalidIdentifierError
 from kag_neo4j.schema.constraints import ConstraintViolation, Where, check_properties, check_value, missing_required, required
@@ -71,6 +75,11 @@ def clean_properties(properties: dict[str, Any], issues: list[str], where: str) 
         else:
             issues.append(f"{where}: property {key!r} has a non-scalar value and was dropped")
     return kept
+
+
+#: the mode of a structured reader's extractions: their values were checked against the schema's
+#: constraints where the row became a property map (:func:`kag_neo4j.builder.extract.structured.record_properties`)
+STRUCTURED = "structured"
 
 
 class _Places:
@@ -169,8 +178,9 @@ class Aligner:
                              if isinstance(entity.properties.get(k), str) and entity.properties[k]), None)
             own = {k: v for k, v in entity.properties.items() if k not in SEMANTIC_TYPE_KEYS}
             properties = clean_properties(own, issues, f"{extraction.chunk_id}: {entity.name}")
-            properties, broken = check_properties(info.schema_type, properties, where=place(extraction.chunk_id))
-            violations.extend(broken)
+            if extraction.mode != STRUCTURED:  # a structured record's values were checked by its reader
+                properties, broken = check_properties(info.schema_type, properties, where=place(extraction.chunk_id))
+                violations.extend(broken)
             if semantic is None and info.generic and info.raw and info.raw.casefold() not in GENERIC_TYPES:
                 semantic = info.raw  # an off-schema type word ("Team") is a semantic type
             records.append(_Record(extraction.chunk_id, entity.name.strip(), key, info,
@@ -185,6 +195,8 @@ class Aligner:
         chunks: Sequence[ChunkRecord],
         extractions: Sequence[ChunkExtraction],
     ) -> AlignedDocument:
+        if self.schema is not None and has_typed_records(extractions, self.types):
+            return align_structured(document, chunks, extractions, self.types)
         aligned = AlignedDocument(document=document, chunks=list(chunks))
         issues = aligned.issues
         place = _Places(document, chunks)
@@ -196,6 +208,7 @@ class Aligner:
                 continue
             issues.extend(extraction.issues)
             aligned.violations.extend(extraction.violations)
+            aligned.dangling.extend(extraction.dangling)
             by_chunk.setdefault(extraction.chunk_id, []).extend(
                 self._entity_records(extraction, issues, place, aligned.violations))
         # relation and role endpoints that were not extracted as entities become records too
@@ -370,10 +383,10 @@ class Aligner:
                 semantic = next((str(event.properties[k]) for k in SEMANTIC_TYPE_KEYS
                                  if isinstance(event.properties.get(k), str) and event.properties[k]), None)
                 own = {k: v for k, v in event.properties.items() if k not in SEMANTIC_TYPE_KEYS}
-                properties, broken = check_properties(
-                    info.schema_type, clean_properties(own, aligned.issues, f"{chunk_id}: {event.name}"),
-                    where=place(chunk_id))
-                aligned.violations.extend(broken)
+                properties = clean_properties(own, aligned.issues, f"{chunk_id}: {event.name}")
+                if extraction.mode != STRUCTURED:
+                    properties, broken = check_properties(info.schema_type, properties, where=place(chunk_id))
+                    aligned.violations.extend(broken)
                 node = aligned.events[node_id] = EventNode(
                     id=node_id, name=event.name.strip(), key=key, family=info.family, labels=info.labels,
                     event_type=semantic or event.type or None, description=event.description.strip(),
@@ -431,7 +444,7 @@ class Aligner:
                 aligned.issues.append(f"{chunk_id}: relation {predicate!r} from {relation.subject!r} to "
                                       f"{relation.object!r} does not fit the schema's target type; kept as an open fact")
             properties = clean_properties(dict(relation.properties), aligned.issues, f"{chunk_id}: {predicate}")
-            if schema_relation is not None:
+            if schema_relation is not None and extraction.mode != STRUCTURED:
                 properties, broken = check_properties(schema_relation, properties, where=place(chunk_id),
                                                       type_name=f"{schema_relation.source}.{schema_relation.name}")
                 aligned.violations.extend(broken)

@@ -75,6 +75,8 @@ class Taxonomy(BaseModel):
     """A loaded concept taxonomy; build one with :func:`load_taxonomy` or :meth:`from_records`."""
 
     source: str = ""
+    #: the concepts' labels are schema ConceptTypes (concept tables): written as node labels too
+    typed: bool = False
     concepts: dict[str, Concept] = Field(default_factory=dict)
     edges: list[ConceptEdge] = Field(default_factory=list)
     _aliases: dict[str, Concept] | None = PrivateAttr(default=None)
@@ -83,9 +85,10 @@ class Taxonomy(BaseModel):
     # ------------------------------------------------------------------ building
     @classmethod
     def from_records(
-        cls, nodes: Iterable[dict[str, Any]], edges: Iterable[dict[str, Any]], *, source: str = "<records>"
+        cls, nodes: Iterable[dict[str, Any]], edges: Iterable[dict[str, Any]], *, source: str = "<records>",
+        typed: bool = False,
     ) -> Taxonomy:
-        taxonomy = cls(source=source)
+        taxonomy = cls(source=source, typed=typed)
         by_raw_id: dict[str, str] = {}
         for index, node in enumerate(nodes):
             if not isinstance(node, dict):

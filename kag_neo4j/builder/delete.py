@@ -14,7 +14,9 @@ In one write transaction:
    remaining documents said (kept on their mentions; first document in load order wins, the
    writer's rule), removing property keys only the deleted document gave;
 5. delete concepts made by alignment that nothing links to any more (taxonomy concepts stay);
-6. delete the document node, and increment the graph version (same transaction).
+6. delete the document node, and increment the graph version (same transaction);
+7. after the commit, re-apply the registered rules the document touched
+   (:mod:`kag_neo4j.rules.refresh`; a load replacing the document does it once, at its end).
 
 The transaction renews the builder lease first when it is given one (``kag-neo4j load`` passes
 its own); otherwise :func:`delete_document` takes the lease for its one delete.
@@ -31,11 +33,13 @@ import json
 from typing import Any
 
 from neo4j import ManagedTransaction
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.write import mark_changed
 from kag_neo4j.errors import BuilderError
+from kag_neo4j.rules.footprint import Footprint, document_footprint
+from kag_neo4j.rules.refresh import RefreshReport, refresh_after_change
 from kag_neo4j.store.cypher import query, render
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.lease import Lease
@@ -54,6 +58,10 @@ class DeleteReport(BaseModel):
     concepts: int = 0
     #: the graph version the delete set (None: nothing was deleted)
     graph_version: int | None = None
+    #: what the deleted document touched (for re-applying rules)
+    footprint: Footprint = Field(default_factory=Footprint, exclude=True)
+    #: the registered rules re-applied after the delete (None: none registered, or not asked)
+    rules: RefreshReport | None = None
 
 
 def _single(tx: ManagedTransaction, cypher: str, **params: Any) -> dict[str, Any]:
@@ -96,7 +104,7 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = N
     if not touched:
         return DeleteReport(document=doc_id, found=False)
     chunk_ids: list[str] = touched["chunk_ids"]
-    report = DeleteReport(document=doc_id)
+    report = DeleteReport(document=doc_id, footprint=document_footprint(tx, [doc_id]))
     said = [dict(r) for r in tx.run(query("builder/entity_contributions"), ids=touched["entities"])]
     restore = restored_entities(said, doc_id)
     for kind, ids in (("Entity", touched["entities"]), ("Event", touched["events"])):
@@ -121,15 +129,22 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = N
     return report
 
 
-def delete_document(db: Database, doc_id: str, *, lease: Lease | None = None) -> DeleteReport:
+def delete_document(db: Database, doc_id: str, *, lease: Lease | None = None, refresh_rules: bool = True) -> DeleteReport:
     """Delete one document and what only it supported; ``found`` is False when there is no such
-    document. Without ``lease`` the builder lease is taken for this one delete."""
+    document. Without ``lease`` the builder lease is taken for this one delete. Then (unless
+    ``refresh_rules`` is False: a load replacing the document re-applies them once, at its end)
+    the registered rules the delete touched are re-applied (:mod:`kag_neo4j.rules.refresh`)."""
     if not doc_id or not doc_id.strip():
         raise BuilderError("give the id of the document to delete (see `kag-neo4j load` output or :Document.id)")
     if lease is None:
         with builder_lease(db, "`kag-neo4j delete`") as own:
-            return db.write_tx(lambda tx: delete_in_tx(tx, doc_id, lease=own))
-    return db.write_tx(lambda tx: delete_in_tx(tx, doc_id, lease=lease))
+            return delete_document(db, doc_id, lease=own, refresh_rules=refresh_rules)
+    report = db.write_tx(lambda tx: delete_in_tx(tx, doc_id, lease=lease))
+    if refresh_rules and report.graph_version is not None:
+        # ── derived facts follow the delete: re-apply the registered rules it touched (the delete's
+        # transaction bumped the graph version once, under the lease, so it started at version - 1)
+        report.rules = refresh_after_change(db, report.footprint, since=report.graph_version - 1, lease=lease)
+    return report
 
 
 def similar_document_ids(db: Database, text: str) -> list[str]:

@@ -24,6 +24,8 @@ delete at a time; a second one waits, then is refused), per group of documents (
 5. **Write** in transactions of at most ``batch_size`` chunks; a document is marked complete in
    the transaction that writes its last chunk, so a crash or Ctrl-C loses at most the
    transaction in flight and a re-run redoes exactly the unfinished documents.
+6. **Rules:** after the last write, the registered rules (``kag-neo4j rules apply``) whose
+   inputs the load touched are re-applied in one transaction (:mod:`kag_neo4j.rules.refresh`).
 
 ``Document.status`` is ``'loading'`` from the first transaction that writes a version of the
 document until the transaction that writes its last chunk sets ``'complete'`` (a document
@@ -61,6 +63,7 @@ from kag_neo4j.builder.extract import (
 )
 from kag_neo4j.builder.graph_lookup import GraphLookup
 from kag_neo4j.builder.lease import builder_lease
+from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
 from kag_neo4j.builder.resolution import Resolver
 from kag_neo4j.builder.vectorise import VectorCache, Vectoriser
@@ -72,6 +75,8 @@ from kag_neo4j.builder.write import (
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import BuilderError
 from kag_neo4j.models.base import LLM, Accounted, Embedder
+from kag_neo4j.rules.footprint import TAXONOMY, Footprint, document_footprint
+from kag_neo4j.rules.refresh import RefreshReport, graph_version, refresh_after_change
 from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
@@ -105,6 +110,9 @@ class LoadOptions(BaseModel):
     progress: bool = False
     #: re-load documents even when their hash is unchanged
     force: bool = False
+    #: a structured row's reference to a record the load lacks: ``skip`` the relation (reported)
+    #: or ``create`` a bare node of the target type with that id (reported too)
+    dangling: Literal["skip", "create"] = "skip"
 
 
 class LoadSummary(BaseModel):
@@ -148,12 +156,20 @@ class LoadSummary(BaseModel):
     constraint_violations: int = 0
     #: the first violations, each with file and row (or chunk), type, property, value and constraint
     violations: list[ConstraintViolation] = Field(default_factory=list)
+    #: structured rows' references no record of the load matched, per ``file: Type.column -> Target``
+    dangling_references: dict[str, int] = Field(default_factory=dict)
+    #: the first of them, one line each (file, row, column, reference)
+    dangling_samples: list[str] = Field(default_factory=list)
+    #: concept tables loaded as taxonomies (ConceptType CSVs), and their concepts written
+    concept_tables: int = 0
     seconds: float = 0.0
     write_seconds: float = 0.0
     peak_rss_mb: float = 0.0
     interrupted: bool = False
     graph_version: int | None = None
     graph: dict[str, int] = Field(default_factory=dict)
+    #: the registered rules re-applied after the load (None: no rule set is registered)
+    rules: RefreshReport | None = None
 
     @property
     def facts(self) -> int:
@@ -199,8 +215,14 @@ class LoadSummary(BaseModel):
             rows.append(("constraint violations", f"{self.constraint_violations} (values not written)"))
         if self.issues:
             rows.append(("issues", f"{self.issues} (off-schema types/relations, dropped properties)"))
+        if self.dangling_references:
+            total = sum(self.dangling_references.values())
+            rows.append(("dangling references", f"{total}: " + ", ".join(
+                f"{where} {count}" for where, count in sorted(self.dangling_references.items()))))
         if self.graph:
             rows.append(("graph", ", ".join(f"{k} {v}" for k, v in self.graph.items())))
+        if self.rules is not None:
+            rows.append(("rules", self.rules.describe()))
         return rows
 
 
@@ -221,6 +243,7 @@ def build_extractor(
     *,
     schema: ResolvedSchema | None = None,
     llm: LLM | None = None,
+    dangling: Literal["skip", "create"] = "skip",
 ) -> tuple[DocumentExtractor, LLM | None]:
     """The extractor for ``mode`` and the LLM it uses (``None`` in light mode)."""
     if mode not in ("full", "light"):
@@ -229,7 +252,7 @@ def build_extractor(
         from kag_neo4j.models import build_llm
 
         llm = build_llm(settings)
-    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema), llm
+    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema, dangling=dangling), llm
 
 
 def _normalise(extraction: ChunkExtraction) -> ChunkExtraction:
@@ -288,7 +311,8 @@ class Pipeline:
         self.after_write = after_write
         self.llm = llm
         if extractor is None:
-            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm)
+            extractor, self.llm = build_extractor(options.mode, settings, schema=options.spg_schema, llm=llm,
+                                                  dangling=options.dangling)
         self.extractor = as_document_extractor(extractor)
         if embedder is None:
             from kag_neo4j.models import build_embedder
@@ -304,6 +328,9 @@ class Pipeline:
         self.writer = GraphWriter(db, batch_size=options.batch_size, after_slice=self._written, lease=self.lease)
         self._progress: Any = None
         self._task: Any = None
+        #: what this load changed, for re-applying the registered rules at its end
+        self._written_ids: list[str] = []
+        self._deleted = Footprint()
 
     # ------------------------------------------------------------------ progress
     def _written(self, stats: WriteStats) -> None:
@@ -384,6 +411,7 @@ class Pipeline:
             doc.failed_chunks = sorted(failures)
             self._note_issues(doc.issues)
             self._note_violations(doc.violations)
+            self._note_dangling(doc)
             aligned.append(doc)
         self._replace(aligned, stored)
         stats = self.resolver.resolve(aligned)
@@ -394,8 +422,44 @@ class Pipeline:
         self.summary.similarity_merges += stats.similarity_merges
         self.vectoriser.vectorise(aligned)
         self.writer.write(aligned)
+        self._written_ids.extend(doc.id for doc in aligned)
         self._note_version(self.writer.version)
         self.summary.documents_incomplete += sum(1 for doc in aligned if doc.failed_chunks)
+
+    def _note_dangling(self, doc: AlignedDocument) -> None:
+        for reference in doc.dangling:
+            where = f"{Path(reference.source).name}: {reference.column} -> {reference.target_type}" + \
+                (" (created)" if reference.created else "")
+            self.summary.dangling_references[where] = self.summary.dangling_references.get(where, 0) + 1
+            if len(self.summary.dangling_samples) < 20:
+                self.summary.dangling_samples.append(str(reference))
+
+    def _concept_tables(self, documents: list[SourceDocument]) -> list[SourceDocument]:
+        """Write the load's concept tables (ConceptType CSVs) as taxonomies; the other documents."""
+        from kag_neo4j.builder.concept_tables import concept_taxonomy, concept_type
+
+        rest = []
+        for document in documents:
+            label = concept_type(document, self.options.spg_schema)
+            if label is None:
+                rest.append(document)
+                continue
+            taxonomy = concept_taxonomy(document, label)
+            self.summary.concept_tables += 1
+            self.summary.taxonomy_concepts += self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors)
+            self._note_version(self.writer.version)
+        return rest
+
+    def _ordered(self, documents: list[SourceDocument]) -> list[SourceDocument]:
+        """Update files (``CompanyUpdate.csv``) after every other document, so their values win."""
+        from kag_neo4j.builder.extract.schema_view import schema_view
+        from kag_neo4j.builder.extract.structured import update_target
+
+        view = schema_view(self.options.spg_schema) if self.options.spg_schema is not None else None
+        updates = [doc for doc in documents if doc.records and update_target(doc, view) is not None]
+        if not updates:
+            return documents
+        return [doc for doc in documents if doc not in updates] + updates
 
     def _note_version(self, version: int | None) -> None:
         if version is not None:
@@ -419,11 +483,16 @@ class Pipeline:
         try:
             with self._progress_bar(total) as progress, self.lease:
                 self._progress = progress
+                since = graph_version(self.db)  # the version this load starts from (for the rules, below)
                 self.prepare()
                 if isinstance(documents, Sequence):
                     self.extractor.register(documents)
+                    if self.options.spg_schema is not None:
+                        documents = self._ordered(self._concept_tables(list(documents)))
                 for group in _groups(documents, self.options.batch_size):
                     self._run_group(group)
+                # ── derived facts follow the load: re-apply the registered rules it touched
+                self.summary.rules = self._refresh_rules(since)
             completed = True
         except KeyboardInterrupt:
             self.summary.interrupted = True
@@ -468,11 +537,22 @@ class Pipeline:
             return
         self.vectoriser.warm(aligned)  # an embedder failure stops here, before anything is deleted
         for doc in replacing:
-            self._note_version(delete_document(self.db, doc.id, lease=self.lease).graph_version)
+            report = delete_document(self.db, doc.id, lease=self.lease, refresh_rules=False)
+            self._deleted |= report.footprint
+            self._note_version(report.graph_version)
             if stored[doc.id].get("sha256") == doc.document.sha256:
                 self.summary.documents_resumed += 1
             else:
                 self.summary.documents_replaced += 1
+
+    def _refresh_rules(self, since: int) -> RefreshReport | None:
+        """Re-apply the registered rules this load touched (after its last commit; see
+        :mod:`kag_neo4j.rules.refresh`): what the replaced versions and the written documents
+        mention, and the concept hierarchy when the taxonomy changed."""
+        change = self._deleted | self.db.read_tx(lambda tx: document_footprint(tx, self._written_ids))
+        if self.summary.taxonomy_concepts:
+            change |= TAXONOMY
+        return refresh_after_change(self.db, change, since=since, lease=self.lease)
 
     def _split(self, document: SourceDocument) -> list[ChunkRecord]:
         from kag_neo4j.builder.split import split_document
@@ -514,7 +594,17 @@ class Pipeline:
         self.vectoriser.close()
 
 
-def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = None) -> list[SourceDocument]:
+def with_schema_types(read_options: ReadOptions | None, schema: ResolvedSchema | None) -> ReadOptions:
+    """``read_options`` that also know the schema's type names (see :class:`ReadOptions`)."""
+    read_options = read_options or ReadOptions()
+    if schema is None:
+        return read_options
+    return read_options.model_copy(update={"schema_types": frozenset(t.name for t in schema.types)})
+
+
+def read_documents(
+    paths: Sequence[str | Path], summary: LoadSummary | None = None, options: ReadOptions | None = None
+) -> list[SourceDocument]:
     """Every document of ``paths`` (files or folders); unreadable files are noted in ``summary``
     (each with its reason) and the others are read. Raises :class:`BuilderError` only when no
     file at all could be read."""
@@ -524,7 +614,7 @@ def read_documents(paths: Sequence[str | Path], summary: LoadSummary | None = No
         if not Path(path).exists():
             raise BuilderError(f"{path} does not exist; give a file or folder to load")
     report = ReadReport()
-    documents = list(read_paths(paths, report=report))
+    documents = list(read_paths(paths, options=options, report=report))
     if summary is not None:
         summary.read_failures = [f"{f.path}: {f.reason}" for f in report.failures]
         summary.read_skipped = [f"{f.path}: {f.reason}" for f in report.skipped]
@@ -545,13 +635,16 @@ def load(
     embedder: Embedder | None = None,
     llm: LLM | None = None,
     after_write: Callable[[LoadSummary], None] | None = None,
+    read_options: ReadOptions | None = None,
 ) -> LoadSummary:
-    """Load files (or ready ``documents``) into the graph; see the module docs."""
+    """Load files (or ready ``documents``) into the graph; see the module docs. ``read_options``:
+    how files are read (``--type``, ``--csv-mode``, ``--mapping``); the schema's type names are
+    added (a table named after a schema type is read as records)."""
     options = options or LoadOptions()
     pipeline = Pipeline(db, settings, options, extractor=extractor, embedder=embedder, llm=llm,
                         after_write=after_write)
     if documents is None:
-        docs = read_documents(paths, pipeline.summary)
+        docs = read_documents(paths, pipeline.summary, with_schema_types(read_options, options.spg_schema))
     else:
         docs = list(documents)
     return pipeline.run(docs, total=len(docs))

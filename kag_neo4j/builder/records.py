@@ -50,8 +50,11 @@ class ExtractedEntity(BaseModel):
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
     properties: dict[str, PropertyValue] = Field(default_factory=dict)
-    #: the record id of a structured row (CSV/JSON); None for text extractions
+    #: the record id of a structured row (CSV/JSON); None for text extractions. A typed record
+    #: (its type is a schema type) is identified by it, not by its name
     id: str | None = None
+    #: a row of an update file (``CompanyUpdate.csv``): its properties replace the stored ones
+    update: bool = False
 
 
 class ExtractedRelation(BaseModel):
@@ -65,6 +68,9 @@ class ExtractedRelation(BaseModel):
     #: structured data: the endpoint as a record id (match an entity ``id`` first, else the name)
     subject_id: str | None = None
     object_id: str | None = None
+    #: a relation that is one event among several between the same two nodes (a transfer): it is
+    #: written as its own relationship, keyed by this (None: one relationship per s, p, o)
+    instance: str | None = None
 
 
 class ExtractedEvent(BaseModel):
@@ -73,6 +79,27 @@ class ExtractedEvent(BaseModel):
     description: str = ""
     roles: dict[str, str] = Field(default_factory=dict, description="role name -> entity name")
     properties: dict[str, PropertyValue] = Field(default_factory=dict)
+    #: the record id of a structured event row (identifies the event, as for entities)
+    id: str | None = None
+    #: structured rows: role name -> (type, record id) of the role's filler
+    role_ids: dict[str, tuple[str, str]] = Field(default_factory=dict)
+
+
+class DanglingReference(BaseModel):
+    """A reference of a structured row to a record the load does not hold."""
+
+    source: str
+    row: int
+    column: str
+    target_type: str
+    reference: str
+    #: the load keeps such references as bare nodes of the target type (``--dangling create``)
+    created: bool = False
+
+    def __str__(self) -> str:
+        outcome = f"kept as a bare {self.target_type} node" if self.created else "relation skipped"
+        return (f"{self.source} row {self.row}: {self.column} refers to {self.target_type} {self.reference!r}, "
+                f"which no {self.target_type} record has (by id or by a key column); {outcome}")
 
 
 class ChunkExtraction(BaseModel):
@@ -88,3 +115,5 @@ class ChunkExtraction(BaseModel):
     #: schema constraints this chunk's records broke (found before alignment, e.g. a structured
     #: row's NotNull columns); the offending values are not in the extraction
     violations: list[ConstraintViolation] = Field(default_factory=list)
+    #: references of structured rows to records the load does not hold (the relation is skipped)
+    dangling: list[DanglingReference] = Field(default_factory=list)

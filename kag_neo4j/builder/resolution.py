@@ -165,14 +165,16 @@ class Resolver:
         alias_ids = {entity_id(first_node[i].family, k) for i in all_ids for k in aliases.get(i, ())}
         in_graph = self.lookup.existing(sorted(set(all_ids) | alias_ids)) if all_ids else set()
         new_ids = [i for i in all_ids if i not in in_graph]
-        alias_rows = [{"id": i, "key": first_node[i].key, "family": first_node[i].family} for i in new_ids
+        # typed structured records are identified by their record id: never merged by name or vector
+        mergeable = [i for i in new_ids if first_node[i].record_id is None]
+        alias_rows = [{"id": i, "key": first_node[i].key, "family": first_node[i].family} for i in mergeable
                       if first_node[i].family != VALUE_FAMILY]
         graph_aliases = self.lookup.by_alias(alias_rows) if alias_rows else {}
         vectors: dict[str, list[float]] = {}
         graph_similar: dict[str, list[dict[str, Any]]] = {}
         if self.embed is not None and self.similarity is not None and new_ids:
             vectors = dict(zip(new_ids, self.embed([first_node[i].name for i in new_ids])))
-            rows = [{"id": i, "vector": vectors[i], "family": first_node[i].family} for i in new_ids
+            rows = [{"id": i, "vector": vectors[i], "family": first_node[i].family} for i in mergeable
                     if first_node[i].family != VALUE_FAMILY]
             graph_similar = self.lookup.similar(rows, min_cosine=self.similarity, k=self.neighbours) if rows else {}
         known: dict[str, EntityNode] = {}  # made earlier in this batch
@@ -194,10 +196,13 @@ class Resolver:
                 if node_id in known:
                     continue
                 own_aliases = sorted(doc_aliases.get(node_id, ()))
-                target = self._by_alias(node, own_aliases, in_graph, known, known_alias, graph_aliases.get(node_id, []))
+                target = None
+                if node.record_id is None:
+                    target = self._by_alias(node, own_aliases, in_graph, known, known_alias,
+                                            graph_aliases.get(node_id, []))
                 if target is not None:
                     stats.alias_merges += 1
-                else:
+                elif node.record_id is None:
                     target = self._similar(node, vectors.get(node_id), known, by_family, graph_similar.get(node_id, []))
                     if target is not None:
                         stats.similarity_merges += 1

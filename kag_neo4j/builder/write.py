@@ -41,6 +41,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from kag_neo4j.builder.aligned_document import (
+    CONCEPT,
     ENTITY,
     EVENT,
     AlignedDocument,
@@ -57,7 +58,7 @@ from kag_neo4j.store.database import Database
 from kag_neo4j.store.identifiers import is_reserved_label, is_reserved_relationship_type
 from kag_neo4j.store.lease import Lease
 
-_LABEL_OF_KIND = {ENTITY: "Entity", EVENT: "Event"}
+_LABEL_OF_KIND = {ENTITY: "Entity", EVENT: "Event", CONCEPT: "Concept"}
 
 
 @dataclass
@@ -134,7 +135,8 @@ def _union(target: list[str], items: Sequence[str]) -> None:
 class _EntityRow:
     """One entity's row in a slice, combined over the documents of the slice that mention it."""
 
-    __slots__ = ("description", "embedding", "labels", "names", "node", "properties", "seen", "semantic_type")
+    __slots__ = ("description", "embedding", "labels", "names", "node", "overwrite", "properties", "seen",
+                 "semantic_type")
 
     def __init__(self, node: EntityNode) -> None:
         self.node = node
@@ -145,11 +147,16 @@ class _EntityRow:
         self.description = node.description
         self.semantic_type = node.semantic_type
         self.embedding = None if node.existing else node.embedding
+        self.overwrite = node.overwrite
 
     def merge(self, node: EntityNode) -> None:
         self.labels.update(node.labels)
         for key, value in node.properties.items():
-            self.properties.setdefault(key, value)
+            if node.overwrite:  # an update file's values replace what earlier rows said
+                self.properties[key] = value
+            else:
+                self.properties.setdefault(key, value)
+        self.overwrite = self.overwrite or node.overwrite
         self.description = self.description or node.description
         self.semantic_type = self.semantic_type or node.semantic_type
         if self.embedding is None and not node.existing:
@@ -183,7 +190,8 @@ class _EntityRow:
         node = self.node
         return {"id": node.id, "name": node.name, "key": node.key, "family": node.family,
                 "aliases": [n for n in self.names if n != node.name], "description": self.description,
-                "semantic_type": self.semantic_type, "properties": self.properties, "embedding": self.embedding}
+                "semantic_type": self.semantic_type, "properties": self.properties, "embedding": self.embedding,
+                "overwrite": self.overwrite}
 
 
 def contribution(node: EntityNode) -> dict[str, Any]:
@@ -258,6 +266,9 @@ class SliceRows:
             for fact in doc.facts:
                 if fact.chunk_id in chunk_ids:
                     self._add_fact(facts, fact, doc.id)
+            for concept in doc.concepts.values():  # facts may end at them (structured concept columns)
+                concepts.setdefault(concept.id, {"id": concept.id, "name": concept.name,
+                                                 "embedding": concept.embedding})
             for link in doc.concept_links:
                 if link.chunk_id not in chunk_ids:
                     continue
@@ -295,20 +306,42 @@ class SliceRows:
             chunk_row["mentions"] = nested.get("mentions", [])
             chunk_row["event_mentions"] = nested.get("event_mentions", [])
         self.facts: dict[tuple[str | None, str, str], list[dict[str, Any]]] = {}
-        for (rel_type, source_kind, target_kind, _s, _p, _o), row in facts.items():
-            self.facts.setdefault((rel_type, source_kind, target_kind), []).append(row)
+        #: schema-typed facts that are one event among several (``instance`` keys): own relationships
+        self.instance_facts: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for (rel_type, source_kind, target_kind, _s, _p, _o, instance), row in facts.items():
+            if instance is not None and rel_type is not None:
+                self.instance_facts.setdefault((rel_type, source_kind, target_kind), []).append(row)
+            else:
+                self.facts.setdefault((rel_type, source_kind, target_kind), []).append(row)
         self.links = list(links.values())
         self.concepts = list(concepts.values())
+        #: relations an update file restates: rel type -> [{source, targets}]; the source's other
+        #: relations of that type are removed (the update replaces them)
+        self.replaced: dict[str, list[dict[str, Any]]] = {}
+        for doc in part.docs:
+            updated = {node_id for node_id, node in doc.entities.items() if node.overwrite}
+            if not updated:
+                continue
+            targets: dict[tuple[str, str], list[str]] = {}
+            for fact in doc.facts:
+                if fact.rel_type is not None and fact.source_kind == ENTITY and fact.source_id in updated \
+                        and fact.chunk_id in chunk_ids:
+                    _union(targets.setdefault((fact.rel_type, fact.source_id), []), [fact.target_id])
+            for (rel_type, source), ids in sorted(targets.items()):
+                self.replaced.setdefault(rel_type, []).append({"source": source, "targets": ids})
 
     @staticmethod
     def _add_fact(facts: dict[Any, dict[str, Any]], fact: FactEdge, doc_id: str) -> None:
+        instance = fact.instance if fact.rel_type is not None else None
         key = (fact.rel_type, fact.source_kind, fact.target_kind, fact.source_id,
-               fact.predicate if fact.rel_type is None else "", fact.target_id)
+               fact.predicate if fact.rel_type is None else "", fact.target_id, instance)
         row = facts.get(key)
         if row is None:
             facts[key] = {"source": fact.source_id, "target": fact.target_id, "predicate": fact.predicate,
                           "chunk_ids": [fact.chunk_id], "doc_ids": [doc_id], "confidence": fact.confidence,
                           "properties": dict(fact.properties)}
+            if instance is not None:
+                facts[key]["instance"] = instance
             return
         _union(row["chunk_ids"], [fact.chunk_id])
         _union(row["doc_ids"], [doc_id])
@@ -322,17 +355,19 @@ class SliceRows:
             entities=sum(len(rows) for rows in self.entities.values()),
             events=sum(len(rows) for rows in self.events.values()),
             mentions=len(self.mentions[ENTITY]) + len(self.mentions[EVENT]),
-            relations=sum(len(rows) for rows in self.facts.values()), concept_links=len(self.links),
+            relations=sum(len(rows) for rows in self.facts.values())
+            + sum(len(rows) for rows in self.instance_facts.values()), concept_links=len(self.links),
         )
 
     def endpoints(self) -> dict[str, set[str]]:
         """label -> ids of the nodes the edge statements ``MATCH`` (Document, Entity, Event, Chunk)."""
-        wanted: dict[str, set[str]] = {"Document": set(), "Entity": set(), "Event": set(), "Chunk": set()}
+        wanted: dict[str, set[str]] = {"Document": set(), "Entity": set(), "Event": set(), "Chunk": set(),
+                                       "Concept": set()}
         wanted["Document"].update(row["document_id"] for row in self.chunks)
         wanted["Document"].update(self.complete)
-        for kind, label in _LABEL_OF_KIND.items():
-            wanted[label].update(row["node"] for row in self.mentions[kind])
-        for (_rel, source_kind, target_kind), fact_rows in self.facts.items():
+        for kind in (ENTITY, EVENT):
+            wanted[_LABEL_OF_KIND[kind]].update(row["node"] for row in self.mentions[kind])
+        for (_rel, source_kind, target_kind), fact_rows in [*self.facts.items(), *self.instance_facts.items()]:
             wanted[_LABEL_OF_KIND[source_kind]].update(row["source"] for row in fact_rows)
             wanted[_LABEL_OF_KIND[target_kind]].update(row["target"] for row in fact_rows)
         wanted["Entity"].update(row["entity"] for row in self.links)
@@ -399,8 +434,14 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows, *, lease: Lease | None =
         _run(tx, render("builder/merge_events", labels=_schema_labels(labels)), rows=event_rows)
     for label, grouped in (("Entity", rows.entities), ("Event", rows.events)):
         described = [row for label_rows in grouped.values() for row in label_rows if row["properties"]]
-        if described:
-            _run(tx, render("builder/set_node_properties", label=label), rows=described)
+        kept = [row for row in described if not row.get("overwrite")]
+        if kept:
+            _run(tx, render("builder/set_node_properties", label=label), rows=kept)
+        updated = [row for row in described if row.get("overwrite")]
+        if updated:  # rows of an update file (CompanyUpdate.csv): their values replace the stored ones
+            _run(tx, render("builder/update_node_properties", label=label), rows=updated)
+    if rows.concepts:  # before the facts, some of which end at them
+        _run(tx, query("builder/merge_concepts"), rows=rows.concepts)
     check_endpoints(tx, rows.endpoints())
     if rows.chunks:  # with the MENTIONED_IN edges of each chunk
         _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
@@ -418,8 +459,11 @@ def write_rows(tx: ManagedTransaction, rows: SliceRows, *, lease: Lease | None =
         described = [row for row in fact_rows if row["properties"]]
         if described:
             _run(tx, properties, rows=described)
-    if rows.concepts:
-        _run(tx, query("builder/merge_concepts"), rows=rows.concepts)
+    for (rel_type, source_kind, target_kind), fact_rows in sorted(rows.instance_facts.items()):
+        _run(tx, render("builder/merge_fact_instances", rel_type=_schema_type(rel_type),
+                        source=_LABEL_OF_KIND[source_kind], target=_LABEL_OF_KIND[target_kind]), rows=fact_rows)
+    for rel_type, replaced_rows in sorted(rows.replaced.items()):
+        _run(tx, render("builder/replace_relations", rel_type=_schema_type(rel_type)), rows=replaced_rows)
     if rows.links:
         _run(tx, query("builder/merge_concept_links"), rows=rows.links)
     if rows.complete:
@@ -488,7 +532,11 @@ class GraphWriter:
         concepts written (0 when unchanged). ``vectors`` gives concept id -> vector."""
         concepts, edges = taxonomy.rows()
         key = f"taxonomy:{taxonomy.source}"
-        checksum = taxonomy_checksum(concepts, edges)
+        labels: dict[str, list[str]] = {}
+        if taxonomy.typed:  # concept tables: each concept also carries its ConceptType label
+            for concept in taxonomy.concepts.values():
+                labels.setdefault(concept.label, []).append(concept.id)
+        checksum = taxonomy_checksum(concepts, edges, labels)
         rows = self.db.read(query("builder/taxonomy_checksum"), key=key)
         if rows and rows[0]["checksum"] == checksum:
             return 0
@@ -502,6 +550,8 @@ class GraphWriter:
             for start in range(0, len(concepts), 2000):
                 _run(tx, query("builder/taxonomy_concepts"), rows=concepts[start : start + 2000],
                      taxonomy=taxonomy.source, replace_vectors=True)
+            for label, ids in sorted(labels.items()):
+                _run(tx, render("builder/label_concepts", label=_schema_labels([label])[0]), ids=ids)
             for rel_type, edge_rows in sorted(edges.items()):
                 cypher = render("builder/taxonomy_edges", rel_type=rel_type)
                 for start in range(0, len(edge_rows), 5000):
@@ -514,8 +564,11 @@ class GraphWriter:
         return len(concepts)
 
 
-def taxonomy_checksum(concepts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]]) -> str:
-    payload = json.dumps([concepts, edges], ensure_ascii=False, sort_keys=True, default=str)
+def taxonomy_checksum(
+    concepts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]], labels: dict[str, list[str]] | None = None
+) -> str:
+    parts: list[Any] = [concepts, edges] if not labels else [concepts, edges, labels]
+    payload = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

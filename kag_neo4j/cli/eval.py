@@ -129,9 +129,9 @@ def run_command(
         context = MethodContext(db=db, embedder=embedder, settings=settings, k=k, answer_k=answer_k,
                                 llm_factory=(lambda: llm_model) if llm_model is not None else None, usage=usage)
         chosen = build_methods(names, context, qa=qa)
-        info_row = db.read(cypher.query("eval/server_info"))
+        info_row = db.read(cypher.query("eval/server_info" if db.capabilities.gds else "eval/server_info_no_gds"))
         version = graph_version(db)
-        info = {"neo4j": info_row[0]["version"] if info_row else None, "gds": info_row[0]["gds"] if info_row else None,
+        info = {"neo4j": info_row[0]["version"] if info_row else None, "gds": info_row[0].get("gds") if info_row else None,
                 "graph_version": version, "load": status}
         setup = {"questions": questions.sha256, "corpus": passages.sha256, "embedder": embedder.model_id,
                  "llm": llm_model.model_id if llm_model is not None and qa else None, "graph_version": version,

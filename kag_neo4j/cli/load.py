@@ -66,6 +66,15 @@ def load_command(
                                               "entity merges (0 turns them off).")] = 0.92,
     force: Annotated[bool, typer.Option("--force", help="Re-load documents even when unchanged.")] = False,
     max_chars: Annotated[int, typer.Option("--max-chars", min=50, help="Chunk length in characters.")] = 1200,
+    record_type: Annotated[str | None, typer.Option("--type", help="Schema type of the rows of the CSV/JSON tables given "
+                                                    "(default: each file's stem, Company.csv -> Company).")] = None,
+    csv_mode: Annotated[str, typer.Option("--csv-mode", help="auto: tables with a text column are passages (unless "
+                                          "named after a schema type), others records; or records, passages, text.")] = "auto",
+    mapping: Annotated[Path | None, typer.Option("--mapping", help="TOML file saying what CSV files whose name or "
+                                                 "columns differ from the convention hold (docs/builder-input.md).")] = None,
+    dangling: Annotated[str, typer.Option("--dangling", help="A table row's reference to a record no table of the "
+                                          "load holds: skip (the relation; reported) or create (a bare node of the "
+                                          "referenced type; reported).")] = "skip",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help="Show a progress bar (default: on a terminal).")] = None,
@@ -85,6 +94,10 @@ def load_command(
 
     if mode not in ("full", "light"):
         raise _fail(f"--mode {mode!r} is not a mode; use --mode full or --mode light", code=2)
+    if dangling not in ("skip", "create"):
+        raise _fail(f"--dangling {dangling!r} is not a choice; use --dangling skip or --dangling create", code=2)
+    if csv_mode not in ("auto", "records", "passages", "text"):
+        raise _fail(f"--csv-mode {csv_mode!r} is not a mode; use auto, records, passages or text", code=2)
     if not paths and taxonomy is None:
         raise _fail("give at least one file or folder to load (or --taxonomy DIR to load a taxonomy only)", code=2)
     pipeline = None
@@ -102,12 +115,21 @@ def load_command(
             mode="full" if mode == "full" else "light", batch_size=batch_size, spg_schema=spg_schema,
             taxonomy=load_taxonomy(taxonomy) if taxonomy is not None else None,
             similarity=similarity or None, force=force, max_chars=max_chars,
+            dangling="create" if dangling == "create" else "skip",
             overlap=min(150, max_chars // 4),
             progress=console.is_terminal and not as_json if progress is None else progress,
         )
+        from kag_neo4j.builder.pipeline import with_schema_types
+        from kag_neo4j.builder.readers.common import ReadOptions
+        from kag_neo4j.builder.readers.mapping import load_mapping
+
+        read_options = with_schema_types(ReadOptions(
+            record_type=record_type, csv_mode=csv_mode,  # type: ignore[arg-type]  # checked above
+            mapping=load_mapping(mapping) if mapping is not None else None,
+        ), spg_schema)
         with Database.connect(settings) as db:
             pipeline = Pipeline(db, settings, options)
-            documents = read_documents(paths or [], pipeline.summary)
+            documents = read_documents(paths or [], pipeline.summary, read_options)
             summary = pipeline.run(documents, total=len(documents))
     except KeyboardInterrupt:
         if pipeline is not None:
@@ -127,6 +149,8 @@ def load_command(
             print_note("issue:", issue)
         for violation in summary.violations[:5]:
             print_note("violation:", violation.message)
+        for dangling in summary.dangling_samples[:5]:
+            print_note("dangling:", dangling)
     _print_read_notes(summary)
     if summary.documents_incomplete:
         raise typer.Exit(1)

@@ -11,13 +11,14 @@ from typing import Annotated, ParamSpec, TypeVar
 import typer
 from rich.markup import escape
 
-from kag_neo4j.cli.common import console, connect, err_console, print_note
+from kag_neo4j.builder.lease import builder_lease
+from kag_neo4j.cli.common import console, err_console, print_note, settings_from
 from kag_neo4j.errors import KagError
-from kag_neo4j.rules.apply import apply_rules, compile_all, explain, parse_as_of
+from kag_neo4j.rules.apply import compile_all, explain, parse_as_of
 from kag_neo4j.rules.compile import compile_query, compile_rule
 from kag_neo4j.rules.depends import dependencies
 from kag_neo4j.rules.load import RuleSet, load_rules
-from kag_neo4j.schema.metagraph import read_schema
+from kag_neo4j.rules.registry import apply_and_register, with_stored_schema
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.store.database import Database
 
@@ -58,21 +59,19 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
 def _rules(files: list[Path], schema: Path | None, db: Database | None = None) -> RuleSet:
     resolved = load_schema(str(schema)) if schema is not None else None
     rules = load_rules(files, schema=resolved)
-    if rules.schema_ is None and rules.namespace and db is not None:
-        stored = read_schema(db, rules.namespace)
-        if stored is not None:
-            rules = rules.model_copy(update={"schema_": stored})
-    return rules
+    return with_stored_schema(db, rules) if db is not None else rules
 
 
 @app.command("apply")
 @reports_errors
 def apply_command(ctx: typer.Context, files: FilesArg, schema: SchemaOpt = None, as_of: AsOfOpt = None,
                   as_json: JsonOpt = False) -> None:
-    """Apply the rules of FILES in dependency order, in one transaction (re-applying is idempotent)."""
-    with connect(ctx) as db:
+    """Apply the rules of FILES in dependency order, in one transaction (re-applying is idempotent),
+    and register them: later loads and deletes re-apply the rules whose inputs they change."""
+    settings = settings_from(ctx)
+    with Database.connect(settings) as db, builder_lease(db, "`kag-neo4j rules apply`", settings) as lease:
         rules = _rules(files, schema, db)
-        result = apply_rules(db, rules, as_of=as_of)
+        result = apply_and_register(db, rules, as_of=as_of, lease=lease)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
         return

@@ -17,9 +17,16 @@ app = typer.Typer(help="Run a local Neo4j 5.26 with GDS and APOC (no Docker need
 
 @app.command()
 @reports_errors
-def start(ctx: typer.Context) -> None:
+def start(
+    ctx: typer.Context,
+    gds: bool = typer.Option(True, "--gds/--no-gds", help=(
+        "Load the GDS plugin; --no-gds starts a Neo4j with APOC only, like Aura Free or a plain server "
+        "(Personalized PageRank then runs in plain Cypher). Same as KAG_SERVER_GDS=false.")),
+) -> None:
     """Provision (first time, from Maven Central) and start the local server; wait until it answers."""
     settings = settings_from(ctx)
+    if not gds:
+        settings = settings.model_copy(update={"server_gds": False})
     if settings.neo4j_uri:
         console.print(f"NEO4J_URI is set ({settings.neo4j_uri}): kag-neo4j uses that Neo4j, no local server needed.")
         return
@@ -47,9 +54,10 @@ def start(ctx: typer.Context) -> None:
             progress.update(task, description=f"waiting for Bolt ({seconds:.0f} s)")
 
         state, _ = local_server.start(settings, on_download=on_download, on_wait=on_wait)
-    versions = local_server.check_plugins(state.uri, local_server.instance_auth(settings))
+    versions = local_server.check_plugins(state.uri, local_server.instance_auth(settings), gds=local_server.has_gds(state))
+    plugins = f"GDS {versions['gds']}" if versions["gds"] else "no GDS"
     console.print(
-        f"Neo4j {versions['neo4j']} with GDS {versions['gds']} and APOC {versions['apoc']} running on "
+        f"Neo4j {versions['neo4j']} with {plugins} and APOC {versions['apoc']} running on "
         f"[bold]{state.uri}[/] (pid {state.pid}) in {time.monotonic() - began:.1f} s"
     )
     _print_auth(settings)
@@ -81,8 +89,9 @@ def status(ctx: typer.Context) -> None:
     console.print(current.note)
     if current.running and current.state:
         auth = local_server.instance_auth(settings)
-        versions = local_server.check_plugins(current.state.uri, auth)
-        console.print(f"Neo4j {versions['neo4j']}, GDS {versions['gds']}, APOC {versions['apoc']}; data in {current.state.instance}")
+        versions = local_server.check_plugins(current.state.uri, auth, gds=local_server.has_gds(current.state))
+        plugins = f"GDS {versions['gds']}" if versions["gds"] else "no GDS"
+        console.print(f"Neo4j {versions['neo4j']}, {plugins}, APOC {versions['apoc']}; data in {current.state.instance}")
         _print_auth(settings)
     else:
         raise typer.Exit(3)

@@ -70,7 +70,8 @@ def inventory(db: Database, corpus: Corpus) -> CorpusInventory:
 def clear_knowledge_base(db: Database) -> None:
     """Delete every node but the migration records, and every GDS graph (``--replace``)."""
     db.auto_commit(cypher.query("eval/clear_data"))
-    db.auto_commit(cypher.query("store/drop_gds_graphs"))
+    if db.capabilities.gds:  # a server without GDS has no projections
+        db.auto_commit(cypher.query("store/drop_gds_graphs"))
 
 
 def _mismatch(marker: dict[str, Any] | None, corpus: Corpus, embedder: Embedder, mode: BuildMode) -> str | None:

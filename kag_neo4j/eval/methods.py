@@ -7,6 +7,8 @@ Retrieval (passage recall):
 ``fulltext``        our Cypher, fulltext (BM25) index only
 ``dense+ppr``       dense + Personalized PageRank seeded by the question's linked entities
 ``ours``            dense + fulltext + PPR fused by weighted RRF (``RECIPES['hybrid']``)
+``ours-gds``        ``ours`` with exact PPR by GDS over the whole projection (``RECIPES['hybrid-gds']``)
+``ours-cypher``     ``ours`` with local PPR in plain Cypher, no projection (``RECIPES['hybrid-cypher']``)
 ``graphrag-vector`` neo4j-graphrag's ``VectorRetriever`` on ``chunk_embedding``
 ``graphrag-hybrid`` neo4j-graphrag's ``HybridRetriever`` on ``chunk_embedding`` + ``chunk_fulltext``
 ``naive``           NaiveRAG: dense top-k, and (with QA) the same LLM answers from those passages
@@ -324,6 +326,10 @@ RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
     "fulltext": _cypher_method("fulltext", "fulltext", "fulltext BM25 only (our Cypher)", linked=False),
     "dense+ppr": _cypher_method("dense+ppr", "dense+ppr", "dense + PPR from linked entities, RRF", linked=True),
     "ours": _cypher_method("ours", "hybrid", "dense + fulltext + PPR, weighted RRF", linked=True),
+    "ours-gds": _cypher_method("ours-gds", "hybrid-gds", "ours, with exact PPR by GDS over the whole projection",
+                               linked=True),
+    "ours-cypher": _cypher_method("ours-cypher", "hybrid-cypher", "ours, with local PPR in plain Cypher (no GDS)",
+                                  linked=True),
     "graphrag-vector": _graphrag_vector,
     "graphrag-hybrid": _graphrag_hybrid,
     "naive": _cypher_method("naive", "dense", "NaiveRAG: dense top-k (+ the LLM for QA)", linked=False),

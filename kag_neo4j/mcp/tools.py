@@ -60,6 +60,7 @@ class SearchToolResult(BaseModel):
     chunks: list[RankedChunk] = Field(description="best first; ranks: the chunk's rank in each list that found it")
     mentions: list[str] = Field(description="entity mentions found in the question")
     seed_entity_ids: list[str] = Field(description="the entities that seeded Personalized PageRank")
+    warnings: list[str] = Field(default_factory=list, description="what this server's retrieval lacks (e.g. no GDS)")
 
 
 class TraceStep(BaseModel):
@@ -132,7 +133,7 @@ def search(kag: KAG, question: str, k: int = 5, recipe: str = "hybrid") -> Searc
         raise ToolInputError(f"k={k} is out of range: ask for 1 to {MAX_K} chunks")
     found = kag.search(_question(question), k=k, recipe=recipe)
     return SearchToolResult(question=found.question, recipe=recipe, chunks=found.chunks, mentions=found.mentions,
-                            seed_entity_ids=found.seed_entity_ids)
+                            seed_entity_ids=found.seed_entity_ids, warnings=found.warnings)
 
 
 def _json_list(text: object) -> list[dict[str, Any]]:

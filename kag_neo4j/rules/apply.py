@@ -15,12 +15,14 @@ from typing import Any
 import neo4j.exceptions
 from pydantic import BaseModel
 
+from kag_neo4j.builder.write import mark_changed
 from kag_neo4j.rules.compile import CompiledRule, RuleKind, Statement, compile_rule
 from kag_neo4j.rules.depends import order
 from kag_neo4j.rules.derived_check import check_derived
 from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet
 from kag_neo4j.schema.constraints import ConstraintViolation
+from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.literals import cypher_literal
 
@@ -71,33 +73,47 @@ def bind(statement: Statement, rule: CompiledRule, as_of: datetime) -> dict[str,
     return parameters
 
 
+def run_rules(tx: neo4j.ManagedTransaction, compiled: list[CompiledRule], instant: datetime,
+              schema: ResolvedSchema | None) -> tuple[list[RuleResult], list[ConstraintViolation]]:
+    """Retract then derive each rule of ``compiled`` (in that order) inside ``tx``; each derived
+    property is held against ``schema``'s constraints right after its rule ran (the invalid
+    values are removed: :func:`~kag_neo4j.rules.derived_check.check_derived`). The results, and
+    the violations."""
+    results: list[RuleResult] = []
+    violations: list[ConstraintViolation] = []
+    for rule in compiled:
+        retracted = 0
+        derived = 0
+        for statement in rule.statements:
+            try:
+                record = tx.run(statement.cypher, bind(statement, rule, instant)).single()
+            except neo4j.exceptions.ClientError as exc:
+                raise RuleError(f"{rule.location}: rule {rule.id} failed in Neo4j: {exc.message}; "
+                                "nothing was written. Check the values the rule reads (dates, numbers)") from exc
+            count = int(record[0]) if record is not None else 0
+            if statement.purpose == "retract":
+                retracted += count
+            else:
+                derived = count
+        rejected = check_derived(tx, rule, schema)  # constraints: invalid derived values are removed
+        violations.extend(rejected)
+        results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted,
+                                  derived=derived - len(rejected), rejected=len(rejected)))
+    return results, violations
+
+
 def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | None = None) -> ApplyResult:
+    """Apply ``rules`` once, in one write transaction (not registered: a later load does not
+    re-apply them; :func:`kag_neo4j.rules.registry.apply_and_register` does)."""
     instant = parse_as_of(as_of)
     compiled = compile_all(rules)
 
     violations: list[ConstraintViolation] = []
 
     def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
-        results: list[RuleResult] = []
-        violations.clear()  # a retried transaction starts over
-        for rule in compiled:
-            retracted = 0
-            derived = 0
-            for statement in rule.statements:
-                try:
-                    record = tx.run(statement.cypher, bind(statement, rule, instant)).single()
-                except neo4j.exceptions.ClientError as exc:
-                    raise RuleError(f"{rule.location}: rule {rule.id} failed in Neo4j: {exc.message}; "
-                                    "nothing was written. Check the values the rule reads (dates, numbers)") from exc
-                count = int(record[0]) if record is not None else 0
-                if statement.purpose == "retract":
-                    retracted += count
-                else:
-                    derived = count
-            rejected = check_derived(tx, rule, rules.schema_)  # constraints: invalid derived values are removed
-            violations.extend(rejected)
-            results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted,
-                                      derived=derived - len(rejected), rejected=len(rejected)))
+        results, found = run_rules(tx, compiled, instant, rules.schema_)
+        violations[:] = found  # a retried transaction starts over
+        mark_changed(tx, "rules apply")  # derived facts change the graph (GDS projections are per version)
         return results
 
     applied = db.write_tx(work)

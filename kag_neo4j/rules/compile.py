@@ -90,6 +90,8 @@ class Fact(BaseModel):
     directed: bool = True
     key: str | None = None
     constants: tuple[tuple[str, object], ...] = ()
+    #: a node read whose variable is on no edge of the pattern (its nodes alone make matches)
+    alone: bool = False
 
     def describe(self) -> str:
         if self.kind == "concept":
@@ -365,8 +367,10 @@ class _RuleCompiler:
         for condition in self.pre_conditions:
             for (var, key), value in equalities(condition.expr).items():
                 constants.setdefault(var, {})[key] = value
+        on_edges = {id(end) for left, right, _ in self.hops for end in (left, right)}
         for name, var in self.nodes.items():
-            self.reads.append(Fact(kind="node", a=var.shape(), constants=tuple(sorted(constants.get(name, {}).items()))))
+            self.reads.append(Fact(kind="node", a=var.shape(), constants=tuple(sorted(constants.get(name, {}).items())),
+                                   alone=id(var) not in on_edges))
             for concept_id in var.concepts:
                 self.reads.append(Fact(kind="concept", key=concept_id))
         for left, right, edge in self.hops:

@@ -42,6 +42,8 @@ class RuleSet(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     sources: tuple[str, ...]
+    #: the text of each source (what ``rules apply`` registers, so a load can re-apply the set)
+    texts: tuple[str, ...] = ()
     namespace: str | None = None
     rules: tuple[LoadedRule, ...] = ()
     queries: tuple[ast.Query, ...] = ()
@@ -70,6 +72,16 @@ def rule_id(rule: ast.Rule) -> str:
     head = rule.head
     body = f"{_type_text(head.subject)}-{head.predicate.types[0]}->{_type_text(head.object)}"
     return f"{rule.namespace}:{body}" if rule.namespace else body
+
+
+def rule_head(identifier: str) -> tuple[str, str, str]:
+    """``(subject type, predicate, object type)`` of a rule id (:func:`rule_id`), without the
+    namespace and concept names: ``RiskMining:Person-belongTo->TaxOfRiskUser/赌博App开发者`` gives
+    ``("Person", "belongTo", "TaxOfRiskUser")``; an untyped end is ``"*"``."""
+    body = identifier.split(":", 1)[1] if ":" in identifier.split("-", 1)[0] else identifier
+    left, _, obj = body.rpartition("->")
+    subject, _, predicate = left.rpartition("-")
+    return subject.split("/", 1)[0], predicate, obj.split("/", 1)[0]
 
 
 def schema_rule_regions(text: str) -> list[tuple[int, int]]:
@@ -103,14 +115,20 @@ def _from_schema(path: Path, text: str) -> tuple[list[ast.Rule], str | None, Res
 def load_rules(paths: Iterable[str | Path], *, schema: ResolvedSchema | None = None) -> RuleSet:
     """Parse every file (in order) into one rule set; rule ids must be unique across them.
     ``schema`` (e.g. read from the database) is used when no file is a ``.schema``."""
+    return load_rule_texts([(str(raw), read_text(Path(raw))) for raw in paths], schema=schema)
+
+
+def load_rule_texts(files: Iterable[tuple[str, str]], *, schema: ResolvedSchema | None = None) -> RuleSet:
+    """:func:`load_rules` over ``(source, text)`` pairs (e.g. a rule set stored in the database)."""
     sources: list[str] = []
+    texts: list[str] = []
     rules: list[ast.Rule] = []
     queries: list[ast.Query] = []
     namespaces: set[str] = set()
-    for raw in paths:
-        path = Path(raw)
-        text = read_text(path)
-        sources.append(str(path))
+    for source, text in files:
+        path = Path(source)
+        sources.append(source)
+        texts.append(text)
         if path.suffix == ".schema":
             found, namespace, file_schema = _from_schema(path, text)
             rules.extend(found)
@@ -135,5 +153,5 @@ def load_rules(paths: Iterable[str | Path], *, schema: ResolvedSchema | None = N
                                    f"(the first is at {seen[identifier].location}); merge them or rename one")
         seen[identifier] = rule
         loaded.append(LoadedRule(id=identifier, version=rule_version(rule.text), rule=rule, position=position))
-    return RuleSet(sources=tuple(sources), namespace=next(iter(namespaces), None), rules=tuple(loaded),
+    return RuleSet(sources=tuple(sources), texts=tuple(texts), namespace=next(iter(namespaces), None), rules=tuple(loaded),
                    queries=tuple(queries), schema_=schema)

@@ -8,11 +8,11 @@ the caller leaves the offending value out and writes the rest of the record.
 
 What each constraint means here:
 
-* **value type** - ``Integer``: an int, an integral float or an integer numeral (``"42"``),
-  written as an int; ``Float``: a finite number or a decimal numeral, written as a float;
-  ``Text``: any scalar, written unchanged; ``STD.<Name>``: a text that matches the standard
-  type (:data:`STANDARD_TYPES`), written as that text (stripped; separators removed from phone
-  numbers). An ``STD`` type kag-neo4j does not know is stored as text, unchecked.
+* **value type** - parsed and normalised by :func:`kag_neo4j.schema.value_types.typed` (the one
+  implementation): ``Integer`` / ``Float`` numbers and numerals, written as int / float;
+  ``Text``: any scalar, written unchanged; ``STD.<Name>``: the standard type's canonical text
+  (:data:`~kag_neo4j.schema.value_types.STANDARD_TYPES`), checked against its shape. An ``STD``
+  type kag-neo4j does not know is stored as text, unchecked.
 * **Enum** - the text form of the value is one of the listed values (exact, case-sensitive).
 * **Regular** - Python :func:`re.fullmatch` of the pattern on the text form of the value (the
   pattern's own ``^``/``$`` are harmless). A number's text form is ``42`` / ``4.5``.
@@ -28,14 +28,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from kag_neo4j.schema.models import STANDARD_PREFIX, ResolvedProperty, ResolvedRelation, ResolvedType
+from kag_neo4j.schema.models import ResolvedProperty, ResolvedRelation, ResolvedType
+from kag_neo4j.schema.value_types import STANDARD_TYPES, ValueTypeMismatch, typed, value_text
+
+__all__ = ["STANDARD_TYPES", "Checked", "ConstraintViolation", "Where", "check_properties", "check_targets",
+           "check_value", "missing_required", "required", "value_text"]
 
 ConstraintKind = Literal["ValueType", "NotNull", "Enum", "Regular", "MultiValue"]
 Scalar = str | int | float | bool
@@ -104,109 +107,9 @@ class Checked:
         return self.violation is None
 
 
-# --------------------------------------------------------------------------- standard types
-
-
-def _digits_only(text: str) -> str:
-    return re.sub(r"[\s\-]", "", text)
-
-
-def _id_card(text: str) -> bool:
-    """A mainland China resident id number: 18 characters with its ISO 7064 MOD 11-2 check digit."""
-    if not re.fullmatch(r"\d{17}[\dXx]", text):
-        return False
-    weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-    total = sum(int(d) * w for d, w in zip(text[:17], weights))
-    return "10X98765432"[total % 11] == text[17].upper()
-
-
-def _calendar_date(text: str) -> bool:
-    match = re.fullmatch(r"(\d{4})-?(\d{2})-?(\d{2})", text) or re.fullmatch(r"(\d{4})/(\d{2})/(\d{2})", text)
-    if match is None:
-        return False
-    try:
-        date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
-    except ValueError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class StandardType:
-    """A KAG standard type: what its values look like, and their canonical text."""
-
-    description: str
-    valid: Callable[[str], bool]
-    canonical: Callable[[str], str] = str.strip
-
-
-STANDARD_TYPES: dict[str, StandardType] = {
-    "ChinaMobile": StandardType("a mainland China mobile number, 1[3-9] and 9 digits (+86 allowed)",
-                                lambda t: re.fullmatch(r"(?:\+?86)?1[3-9]\d{9}", t) is not None,
-                                lambda t: _digits_only(t.strip())),
-    "ChinaTelCode": StandardType("a mainland China phone number: a mobile number or an area code and 7-8 digits",
-                                 lambda t: re.fullmatch(r"(?:\+?86)?1[3-9]\d{9}|0\d{2,3}\d{7,8}|\d{7,8}", t) is not None,
-                                 lambda t: _digits_only(t.strip())),
-    "Email": StandardType("an e-mail address, name@domain.tld",
-                          lambda t: re.fullmatch(r"[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+", t) is not None),
-    "IdCardNo": StandardType("an 18-character resident id number with a valid check digit", _id_card,
-                             lambda t: t.strip().upper()),
-    "MacAddress": StandardType("a MAC address, six hex pairs separated by ':' or '-'",
-                               lambda t: re.fullmatch(r"[0-9A-Fa-f]{2}(?:([:\-])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){4}",
-                                                      t) is not None),
-    "Date": StandardType("a calendar date, YYYYMMDD or YYYY-MM-DD", _calendar_date),
-    "Timestamp": StandardType("a Unix time in seconds or milliseconds (10 or 13 digits)",
-                              lambda t: re.fullmatch(r"\d{10}|\d{13}", t) is not None),
-}
-
-
-# --------------------------------------------------------------------------- values
-
-_INTEGER = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-def value_text(value: Any) -> str:
-    """The text form Enum and Regular are held against: ``42`` for 42 and 42.0, ``true`` for True."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return str(int(value))
-    return str(value).strip() if isinstance(value, str) else str(value)
-
-
 def _shown(value: Any) -> str:
     text = value_text(value) if not isinstance(value, (list, tuple)) else str(list(value))
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
-
-
-def _typed(value_type: str, value: Scalar) -> tuple[Any, str | None]:
-    """``(value to write, None)`` or ``(None, what was expected)``."""
-    if value_type == "Integer":
-        if isinstance(value, bool):
-            return None, "an integer"
-        if isinstance(value, int):
-            return value, None
-        if isinstance(value, float):
-            return (int(value), None) if math.isfinite(value) and value.is_integer() else (None, "an integer")
-        text = value.strip()
-        return (int(text), None) if _INTEGER.fullmatch(text) else (None, "an integer")
-    if value_type == "Float":
-        if isinstance(value, bool):
-            return None, "a number"
-        if isinstance(value, (int, float)):
-            return (float(value), None) if math.isfinite(value) else (None, "a finite number")
-        text = value.strip()
-        return (float(text), None) if _FLOAT.fullmatch(text) else (None, "a number")
-    if value_type.startswith(STANDARD_PREFIX):
-        standard = STANDARD_TYPES.get(value_type[len(STANDARD_PREFIX):])
-        if standard is None:
-            return value, None
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            return None, standard.description
-        text = standard.canonical(value_text(value))
-        return (text, None) if standard.valid(text) else (None, standard.description)
-    return value, None  # Text (and any other literal type): unchanged
 
 
 def _is_scalar(value: Any) -> bool:
@@ -234,14 +137,15 @@ def check_value(prop: ResolvedProperty, value: Any, *, type_name: str, where: Wh
         return Checked(value=written)
     if not _is_scalar(value):
         return violation("ValueType", f"a {prop.value_type} value")
-    typed, expected = _typed(prop.value_type, value)
-    if expected is not None:
-        return violation("ValueType", f"{prop.value_type}: {expected}")
-    if constraints.enum is not None and value_text(typed) not in constraints.enum:
+    try:
+        value_typed = typed(prop.value_type, value)
+    except ValueTypeMismatch as mismatch:
+        return violation("ValueType", f"{prop.value_type}: {mismatch.expected}")
+    if constraints.enum is not None and value_text(value_typed) not in constraints.enum:
         return violation("Enum", "one of " + ", ".join(constraints.enum))
-    if constraints.regular is not None and re.fullmatch(constraints.regular, value_text(typed)) is None:
+    if constraints.regular is not None and re.fullmatch(constraints.regular, value_text(value_typed)) is None:
         return violation("Regular", f"text matching {constraints.regular}")
-    return Checked(value=typed)
+    return Checked(value=value_typed)
 
 
 def _declared(owner: ResolvedType | ResolvedRelation | None) -> dict[str, ResolvedProperty]:

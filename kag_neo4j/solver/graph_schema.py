@@ -104,6 +104,23 @@ def _add_spg_schemas(db: Database, schema: GraphSchema) -> None:
                     schema.relations[name] = PredicateSpec(name, relation.source, relation.target)
 
 
+def _add_rule_heads(db: Database, schema: GraphSchema) -> None:
+    """What the registered rules derive (``kag-neo4j rules apply``): relations (a concept
+    membership is ``belongTo``) and properties, offered like stored ones."""
+    from kag_neo4j.rules.load import rule_head
+
+    for identifier in db.read(cypher.query("solver/rule_heads"))[0]["ids"]:
+        subject, predicate, obj = rule_head(str(identifier))
+        name = _safe(predicate, "rule predicate")
+        if name is None:
+            continue
+        domain = _safe(subject, "rule type")
+        if obj in VALUE_TYPES or obj.startswith("STD."):
+            schema.properties.setdefault(name, PredicateSpec(name, domain, obj if obj in VALUE_TYPES else "Text"))
+        elif name not in schema.relations:
+            schema.relations[name] = PredicateSpec(name, domain, _safe(obj, "rule type"))
+
+
 def read_graph_schema(db: Database, *, max_predicates: int = 16) -> GraphSchema:
     """The vocabulary of the graph in ``db`` (read transactions only)."""
     schema = GraphSchema()
@@ -111,6 +128,7 @@ def read_graph_schema(db: Database, *, max_predicates: int = 16) -> GraphSchema:
         _add_spg_schemas(db, schema)
     except KagError as exc:  # a broken stored schema must not stop question answering
         log.warning("ignoring the stored SPG schema: %s", exc)
+    _add_rule_heads(db, schema)
     row = db.read(cypher.query("solver/graph_vocabulary"), k=max_predicates)[0]
     for label in sorted(row["labels"]):
         if not isinstance(label, str) or is_reserved_label(label):

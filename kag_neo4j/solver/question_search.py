@@ -10,6 +10,7 @@ MCP ``search`` tool and the neo4j-graphrag retriever serve.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +18,7 @@ from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.linking import link_entity
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieve
+from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieve, ppr_backend
 from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["SearchResult", "recipe", "search"]
@@ -30,6 +31,8 @@ class SearchResult(BaseModel):
     chunks: list[RankedChunk]
     mentions: list[str] = Field(default_factory=list)
     seed_entity_ids: list[str] = Field(default_factory=list)
+    ppr_backend: Literal["gds", "cypher"] | None = Field(default=None, description="who ranked by PageRank (None: the recipe has no PPR)")
+    warnings: list[str] = Field(default_factory=list, description="what this server's retrieval lacks (e.g. no GDS)")
 
 
 def recipe(name: str, k: int) -> RetrievalConfig:
@@ -66,4 +69,6 @@ def search(
                 if entity.id not in seeds:
                     seeds.append(entity.id)
     chunks = hybrid_retrieve(runner, embedder, question, seed_entity_ids=seeds, config=config, extra_lists=extra_lists)
-    return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds)
+    backend = ppr_backend(runner, config) if config.weights.ppr > 0 else None
+    return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds, ppr_backend=backend,
+                        warnings=runner.capabilities.warnings if backend else [])

@@ -37,7 +37,8 @@ class KGFact(BaseModel):
     """One fact of the knowledge graph the answer used: ``subject -predicate-> object``.
 
     ``layer`` says which knowledge layer it came from: a schema relation, an open fact
-    (``:RELATED``) or a property of the subject (``object_id`` is then ``None``).
+    (``:RELATED``) or a property of the subject (``object_id`` is then ``None``). A fact a rule
+    derived (``kag-neo4j rules apply``) names the rule and its version.
     """
 
     subject: str
@@ -48,6 +49,9 @@ class KGFact(BaseModel):
     layer: Layer
     chunk_ids: list[str] = Field(default_factory=list)
     confidence: float = 1.0
+    #: the rule that derived the fact (its id) and the rule's version; None for a loaded fact
+    derived_by: str | None = None
+    rule_version: str | None = None
 
     def text(self) -> str:
         return f"{self.subject} -[{self.predicate}]-> {self.object}"

@@ -7,6 +7,13 @@ process), or lacks a seed written since it was projected, it retries: it reads t
 first, then projects the graph version read after them, then runs again; if that projection still
 lacks a seed (it was taken while the write that bumped its version was being applied), it is
 projected again once.
+
+PageRank has two backends (``RetrievalConfig.ppr_backend``): ``gds``, exact PPR over the GDS
+projection (above), and ``cypher``, a local PPR pushed over the seeds' neighbourhood in plain
+Cypher (``procedures/hybrid_retrieval_local.cypher``, reference :mod:`kag_neo4j.solver.local_ppr`),
+which needs no projection and no plugin. ``auto`` takes :data:`DEFAULT_PPR_BACKEND` on a server
+with GDS and ``cypher`` on one without (``runner.capabilities``, read once per connection).
+A recipe without PPR runs the Cypher variant too: it never touches GDS.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from neo4j.exceptions import ClientError
 from pydantic import BaseModel, Field
@@ -27,8 +34,8 @@ from kag_neo4j.store.lucene import lucene_terms
 from kag_neo4j.store.runner import QueryRunner
 
 __all__ = [
-    "BUILT_IN_LISTS", "RECIPES", "RankedChunk", "RankedList", "RetrievalConfig", "RetrievalError", "RetrievalWeights",
-    "hybrid_retrieve", "retrieval_params",
+    "BUILT_IN_LISTS", "DEFAULT_PPR_BACKEND", "RECIPES", "RankedChunk", "RankedList", "RetrievalConfig", "RetrievalError", "RetrievalWeights",
+    "hybrid_retrieve", "ppr_backend", "retrieval_params",
 ]
 
 
@@ -60,6 +67,15 @@ class RetrievalConfig(BaseModel):
     ppr_pool: int = Field(default=1000, ge=1, description=(
         "PPR chunks are the best k_ppr chunks among the ppr_pool highest-scoring nodes: the other "
         "nodes are never looked up, which keeps PPR's cost flat as the graph grows"))
+    ppr_backend: Literal["auto", "gds", "cypher"] = Field(default="auto", description=(
+        "who computes Personalized PageRank: 'gds' over the whole GDS projection "
+        "(procedures/hybrid_retrieval.cypher), 'cypher' over the seeds' neighbourhood in plain Cypher "
+        "(procedures/hybrid_retrieval_local.cypher, no projection), 'auto' the measured default "
+        "(DEFAULT_PPR_BACKEND) when the server has GDS, else 'cypher'"))
+    ppr_hops: int = Field(default=3, ge=0, le=6, description="'cypher' backend: hops the seeds' mass is pushed")
+    ppr_frontier: int = Field(default=100, ge=1, description=(
+        "'cypher' backend: the nodes with the most mass kept at each hop (bounds the cost by the "
+        "neighbourhood, not the graph)"))
     rrf_k: int = Field(default=60, ge=1)
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
@@ -70,8 +86,14 @@ RECIPES: dict[str, RetrievalConfig] = {
     "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
     "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
     "dense+ppr": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=1)),
+    # "hybrid" with exact PageRank over the whole GDS projection (needs GDS), or local PageRank in Cypher
+    "hybrid-gds": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0), ppr_backend="gds"),
+    "hybrid-cypher": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0), ppr_backend="cypher"),
 }
 
+
+#: the backend 'auto' picks on a server with GDS (docs/scaling.md has the figures)
+DEFAULT_PPR_BACKEND: Literal["gds", "cypher"] = "gds"
 
 #: the lists the procedure computes itself
 BUILT_IN_LISTS = frozenset({"dense", "fulltext", "ppr"})
@@ -131,9 +153,24 @@ def retrieval_params(
         "k_dense": config.k_dense, "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr,
         "candidate_factor": config.candidate_factor,
         "dense_seeds": config.dense_seeds, "damping": config.damping, "max_iterations": config.max_iterations,
-        "ppr_pool": max(config.ppr_pool, config.k_ppr), "rrf_k": config.rrf_k,
+        "ppr_pool": max(config.ppr_pool, config.k_ppr), "ppr_hops": config.ppr_hops,
+        "ppr_frontier": config.ppr_frontier, "rrf_k": config.rrf_k,
         "weights": weights, "extra_lists": [{"name": ranked.name, "ids": ids} for ranked, ids in extra],
     }
+
+
+def ppr_backend(runner: QueryRunner, config: RetrievalConfig) -> Literal["gds", "cypher"]:
+    """The backend that computes ``config``'s PPR on ``runner``'s server (see ``RetrievalConfig.ppr_backend``)."""
+    has_gds = runner.capabilities.gds
+    if config.ppr_backend == "auto":
+        return DEFAULT_PPR_BACKEND if has_gds else "cypher"
+    if config.ppr_backend == "gds" and not has_gds:
+        raise RetrievalError(
+            f"the retrieval recipe asks for ppr_backend 'gds', but the Neo4j of database {runner.database!r} has no "
+            "Graph Data Science plugin; use ppr_backend 'cypher' or 'auto' (plain-Cypher PageRank), "
+            "or install GDS (`kag-neo4j server start` runs a local Neo4j with it)"
+        )
+    return config.ppr_backend
 
 
 def hybrid_retrieve(
@@ -156,6 +193,9 @@ def hybrid_retrieve(
         for ranked in _checked(extra_lists) if ranked.weight > 0
     ]
     params = retrieval_params(question, seed_entity_ids, config, extra)
+    if not needs_ppr or ppr_backend(runner, config) == "cypher":  # no projection to keep
+        rows = runner.query("hybrid_retrieval_local", "procedures", query_vector=vector, graph_name="", **params)
+        return _chunks(rows)
 
     used: list[str] = []
 
@@ -182,6 +222,10 @@ def hybrid_retrieve(
                 raise
             # the projection of that version was taken while its last write was being applied
             rows = run(seeds, incomplete=used[-1])
+    return _chunks(rows)
+
+
+def _chunks(rows: list[dict[str, Any]]) -> list[RankedChunk]:
     return [
         RankedChunk(
             chunk_id=row["chunk_id"],

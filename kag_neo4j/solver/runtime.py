@@ -25,7 +25,7 @@ from kag_neo4j.solver.memory import Memory
 from kag_neo4j.solver.results import QueryRecord, StepRecord
 from kag_neo4j.solver.retrieval import RankedList, RetrievalConfig
 from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Capabilities, Database
 
 __all__ = ["Runtime", "SolverConfig", "StepRunner", "elide"]
 
@@ -92,6 +92,10 @@ class StepRunner:
     @property
     def database(self) -> str:
         return self._db.database
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._db.capabilities
 
     def query(self, name: str, folder: ResourceFolder = "cypher", /, **params: Any) -> list[dict[str, Any]]:
         text = cypher.query(name, folder)

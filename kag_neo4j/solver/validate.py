@@ -334,9 +334,19 @@ def _validate_retrieval(
             )
         return element.model_copy(update={"type": canonical})
 
-    s = entity("s", op.s)
-    o = entity("o", op.o)
-    p = op.p
+    def bare(element: Element, names: Mapping[str, set[str]]) -> Element:
+        """KAG's ``p=belongTo, o=TaxOfRiskUser``: an element defined here by a bare name that is a
+        schema predicate (for p) or type (for s, o) takes it as its predicate or type."""
+        site = definitions.get(element.alias)
+        if element.type is not None or element.name is not None or element.ref is not None \
+                or site is None or (site.step, site.action) != (step, action):
+            return element
+        canonical, _ = lookup.resolve(names, element.alias)
+        return element if canonical is None else element.model_copy(update={"type": canonical})
+
+    s = entity("s", bare(op.s, lookup.types))
+    o = entity("o", bare(op.o, lookup.types))
+    p = bare(op.p, lookup.predicates)
     spec = None
     if p.type is not None:
         canonical, ambiguous = lookup.resolve(lookup.predicates, p.type)

@@ -23,6 +23,8 @@ URI and the fix, so the CLI prints one line instead of a traceback):
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -55,6 +57,32 @@ from kag_neo4j.store import cypher as cypher_files
 RETRIED = (ServiceUnavailable, SessionExpired, TransientError)
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the connected Neo4j offers beyond Cypher, read once per :class:`Database`.
+
+    ``gds``: the GDS procedures kag-neo4j calls are there (Personalized PageRank runs on a GDS
+    projection); without them (Aura Free, a plain Neo4j) it runs in plain Cypher
+    (``procedures/hybrid_retrieval_local.cypher``) and no projection is kept."""
+
+    gds: bool
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line for each thing a question loses on this server (shown with answers and searches)."""
+        return [] if self.gds else [NO_GDS_WARNING]
+
+
+#: what a server without GDS changes for retrieval
+NO_GDS_WARNING = (
+    "this Neo4j has no Graph Data Science plugin: Personalized PageRank runs in plain Cypher over the seeds' "
+    "neighbourhood (a few hops, the heaviest nodes kept at each) instead of over the whole graph; install GDS "
+    "for exact PageRank"
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +167,8 @@ class Database:
             connection.uri, auth=connection.auth, notifications_min_severity="OFF",
             max_transaction_retry_time=connection.retry_seconds,
         )
+        self._capabilities: Capabilities | None = None
+        self._capabilities_lock = threading.Lock()
 
     @classmethod
     def from_driver(
@@ -191,6 +221,17 @@ class Database:
     @property
     def database(self) -> str:
         return self.connection.database
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The server's :class:`Capabilities`, read on first use and kept for this Database."""
+        with self._capabilities_lock:
+            if self._capabilities is None:
+                row = self.read(cypher_files.query("store/capabilities"))[0]
+                self._capabilities = Capabilities(gds=bool(row["gds"]))
+                for warning in self._capabilities.warnings:  # once per connection
+                    log.warning("Neo4j at %s: %s", self.connection.uri, warning)
+            return self._capabilities
 
     def close(self) -> None:
         if self._owns_driver:

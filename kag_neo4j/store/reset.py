@@ -52,4 +52,5 @@ def reset_database(db: Database) -> None:
         db.auto_commit(cypher.render("store/drop_constraint", name=check_existing_name(row["name"])))
     for row in db.read(cypher.query("store/list_indexes")):
         db.auto_commit(cypher.render("store/drop_index", name=check_existing_name(row["name"])))
-    db.auto_commit(cypher.query("store/drop_gds_graphs"))
+    if db.capabilities.gds:  # a server without GDS has no projections
+        db.auto_commit(cypher.query("store/drop_gds_graphs"))

@@ -15,9 +15,12 @@ step's trace. The contract:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kag_neo4j.resources import ResourceFolder
+
+if TYPE_CHECKING:
+    from kag_neo4j.store.database import Capabilities
 
 __all__ = ["QueryRunner"]
 
@@ -28,6 +31,11 @@ class QueryRunner(Protocol):
     @property
     def database(self) -> str:
         """The Neo4j database the queries run in (GDS projections are named after it)."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the server offers (GDS or not), read once per connection."""
         ...
 
     def query(self, name: str, folder: ResourceFolder = "cypher", /, **params: Any) -> list[dict[str, Any]]:

@@ -5,12 +5,17 @@ An instance lives in ``KAG_HOME/server/instances/<name>`` (conf, data, logs, run
 finds it; ``credentials.json`` (0600, :mod:`kag_neo4j.store.credentials`) holds the password of
 its ``neo4j`` user. The server listens on loopback only, with authentication on, and loads only
 the GDS and APOC procedures kag-neo4j calls (:mod:`kag_neo4j.store.allowlist`).
+
+With ``KAG_SERVER_GDS=false`` (``kag-neo4j server start --no-gds``) the instance loads its own
+plugins folder, the runtime's without the GDS jars: a Neo4j like Aura Free or a plain server, on
+which Personalized PageRank runs in plain Cypher (docs/server.md).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -55,7 +60,7 @@ class ServerState:
     port: int
     instance: str
     neo4j_version: str
-    gds_version: str
+    gds_version: str  # "" when started without GDS
     apoc_version: str
     started_at: float
 
@@ -202,7 +207,31 @@ def _choose_port(preferred: int) -> int:
         return int(sock.getsockname()[1])
 
 
-def _write_config(instance: Path, runtime: Runtime, port: int, settings: Settings) -> Path:
+#: the jars of the GDS plugin in the runtime's plugins folder (APOC's and their shared libraries stay)
+_GDS_JARS = "org.neo4j.gds.*.jar"
+
+
+def plugins_dir(instance: Path, runtime: Runtime, settings: Settings) -> Path:
+    """The plugins folder the instance loads: the runtime's, or (``server_gds`` off) the instance's
+    own copy of it without GDS, re-made on every start (hard links where the file system allows)."""
+    if settings.server_gds:
+        return runtime.plugins
+    own = instance / "plugins"
+    if own.exists():
+        shutil.rmtree(own)
+    secure_directory(own)
+    gds = {jar.name for jar in runtime.plugins.glob(_GDS_JARS)}
+    for jar in sorted(runtime.plugins.glob("*.jar")):
+        if jar.name in gds:
+            continue
+        try:
+            os.link(jar, own / jar.name)
+        except OSError:
+            shutil.copy2(jar, own / jar.name)
+    return own
+
+
+def _write_config(instance: Path, plugins: Path, port: int, settings: Settings) -> Path:
     conf = instance / "conf"
     for sub in ("conf", "data", "logs", "run", "import"):
         secure_directory(instance / sub)
@@ -212,7 +241,7 @@ def _write_config(instance: Path, runtime: Runtime, port: int, settings: Setting
         f"server.directories.logs={instance / 'logs'}",
         f"server.directories.run={instance / 'run'}",
         f"server.directories.import={instance / 'import'}",
-        f"server.directories.plugins={runtime.plugins}",
+        f"server.directories.plugins={plugins}",
         "server.default_listen_address=127.0.0.1",
         "server.bolt.enabled=true",
         f"server.bolt.listen_address=127.0.0.1:{port}",
@@ -260,15 +289,21 @@ def _ping(uri: str, auth: tuple[str, str]) -> bool:
         return False
 
 
-def check_plugins(uri: str, auth: tuple[str, str] | None) -> dict[str, str]:
-    """Versions of Neo4j, GDS and APOC as the server reports them (raises when one is missing)."""
+def check_plugins(uri: str, auth: tuple[str, str] | None, *, gds: bool = True) -> dict[str, str | None]:
+    """Versions of Neo4j, GDS and APOC as the server reports them (raises when one is missing;
+    ``gds`` False: a server without GDS, whose ``gds`` is None)."""
     import neo4j
 
     from kag_neo4j.store import cypher
 
     with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
-        record = driver.execute_query(cypher.query("store/plugin_versions")).records[0]
-    return {"neo4j": record["neo4j"], "gds": record["gds"], "apoc": record["apoc"]}
+        record = driver.execute_query(cypher.query("store/plugin_versions" if gds else "store/plugin_versions_apoc")).records[0]
+    return {"neo4j": record["neo4j"], "gds": record["gds"] if gds else None, "apoc": record["apoc"]}
+
+
+def has_gds(state: ServerState) -> bool:
+    """Whether the running instance was started with GDS."""
+    return bool(state.gds_version)
 
 
 def _password_refused(settings: Settings, instance: Path, migrated: bool) -> ServerError:
@@ -335,13 +370,14 @@ def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], Non
     secure_directory(instance)
     lock = instance / "data" / "databases" / "store_lock"
     port = _choose_port(settings.server_port)
-    conf = _write_config(instance, runtime, port, settings)
+    plugins = plugins_dir(instance, runtime, settings)
+    conf = _write_config(instance, plugins, port, settings)
     known, migrated = _ensure_password(java, runtime, instance, conf)
     log = console_log(settings)
     log.parent.mkdir(parents=True, exist_ok=True)
     command = [
         str(java), "-Xms512m", f"-Xmx{settings.server_heap}", *_JVM_FLAGS,
-        "-cp", f"{runtime.plugins}/*{os.pathsep}{runtime.lib}/*",
+        "-cp", f"{plugins}/*{os.pathsep}{runtime.lib}/*",
         runtime.entry_point(), f"--home-dir={instance}", f"--config-dir={conf}", "--console-mode",
     ]
     with log.open("ab") as out:
@@ -353,7 +389,8 @@ def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], Non
         )
     state = ServerState(
         pid=proc.pid, port=port, instance=str(instance), neo4j_version=runtime.neo4j_version,
-        gds_version=runtime.gds_version, apoc_version=runtime.apoc_version, started_at=time.time(),
+        gds_version=runtime.gds_version if settings.server_gds else "", apoc_version=runtime.apoc_version,
+        started_at=time.time(),
     )
     write_private(_state_file(settings), json.dumps(asdict(state)))
     began = time.monotonic()
@@ -389,10 +426,11 @@ def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], Non
             on_wait(waited)
         time.sleep(0.5)
     try:
-        check_plugins(state.uri, known.auth)
+        check_plugins(state.uri, known.auth, gds=settings.server_gds)
     except Exception as exc:
+        plugins = "GDS/APOC" if settings.server_gds else "APOC"
         raise ServerError(
-            f"Neo4j started on {state.uri} but GDS/APOC do not answer ({exc}). Log:\n" + _useful_log_lines(settings)
+            f"Neo4j started on {state.uri} but {plugins} do not answer ({exc}). Log:\n" + _useful_log_lines(settings)
         ) from exc
     return state
 

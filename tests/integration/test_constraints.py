@@ -33,7 +33,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "constraints"
 SCHEMA = FIXTURES / "Checked.schema"
 TABLES = [FIXTURES / "Customer.csv", FIXTURES / "Account.csv", FIXTURES / "Account_transfer_Account.csv"]
 BOOKKEEPING = {"embedding", "chunk_ids", "doc_ids", "created_at", "updated_at", "alias_text", "name_key", "family",
-               "aliases", "description", "id", "name"}
+               "aliases", "description", "id", "name", "record_id"}
 
 
 def _no_llm(messages: list[ChatMessage]) -> dict[str, Any]:
@@ -72,11 +72,15 @@ def test_a_structured_load_leaves_out_exactly_the_bad_values(db: Database, test_
     assert summary.constraint_violations == 12
     # row 1 is clean: every value written, typed as the schema says
     assert _node(db, "Customer", "Alice") == {"age": 34, "score": 4.5, "phone": "13800138000", "tier": "gold",
-                                              "email": "alice@example.com", "signup": "20230105", "code": "C-0001"}
+                                              "email": "alice@example.com", "signup": "2023-01-05", "code": "C-0001"}
     assert _node(db, "Customer", "Bob") == {"score": 4.0}  # the rest of the record
     assert _node(db, "Customer", "Carol") == {"age": 41, "phone": "13900139000", "email": "carol@example.com",
                                               "signup": "2023-02-28", "code": "C-0003"}
     assert _node(db, "Account", "Ledger Two") == {}
+    # typed records are identified by their record id (kept in record_id)
+    ids = db.read("MATCH (n:Customer|Account) RETURN n.name AS name, n.record_id AS id ORDER BY id")
+    assert [(r["id"], r["name"]) for r in ids] == [("a1", "Ledger One"), ("a2", "Ledger Two"), ("a3", "Ledger Three"),
+                                                   ("a4", "Ledger Four"), ("c1", "Alice"), ("c2", "Bob"), ("c3", "Carol")]
     assert _node(db, "Account", "Ledger Three") == {"balance": 7.0}
     edges = db.read("MATCH (a:Customer)-[r]->(b) WHERE type(r) IN ['owns', 'referredBy'] "
                     "RETURN a.name AS a, type(r) AS t, b.name AS b ORDER BY a, b")

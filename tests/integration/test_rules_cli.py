@@ -32,6 +32,14 @@ def test_rules_apply_twice(db: Database, test_settings: Settings) -> None:
     second = json.loads(CliRunner().invoke(app, args, env=_env(test_settings)).stdout)
     assert [(r["derived"], r["retracted"]) for r in second["rules"]] == [(r["derived"], r["derived"]) for r in report["rules"]]
     assert derived(db) == expected(APPS)
+    # registered for loads and deletes to re-apply: the files' texts, each rule's id and version, the as-of
+    stored = db.read("MATCH (s:KagRuleSet) RETURN s.namespace AS ns, s.texts AS texts, s.rule_ids AS ids, "
+                     "s.rule_versions AS versions, s.as_of AS as_of, s.graph_version AS version")
+    assert [(r["ns"], r["as_of"]) for r in stored] == [("RiskMining", "2024-02-01T00:00:00+00:00")]
+    assert stored[0]["texts"] == [path.read_text(encoding="utf-8-sig") for path in FILES]
+    assert list(zip(stored[0]["ids"], stored[0]["versions"])) == [(r["id"], r["version"]) for r in report["rules"]]
+    # each apply is a graph change (a GDS projection of the previous version is not reused)
+    assert stored[0]["version"] == db.read("MATCH (m:KagMeta {key: 'graph'}) RETURN m.version AS v")[0]["v"] == 2
 
 
 def test_a_concept_rule_file_uses_the_stored_schema(db: Database, test_settings: Settings, tmp_path: Path) -> None:

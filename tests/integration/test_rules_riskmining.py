@@ -86,7 +86,7 @@ def derived(db: Database) -> dict[str, set[Any]]:
 
 def dump(db: Database) -> list[Any]:
     rels = db.read("MATCH (a)-[r]->(b) RETURN labels(a) AS la, a.id AS a, type(r) AS t, b.id AS b, properties(r) AS p")
-    nodes = db.read("MATCH (n) WHERE NOT n:KagTestDatabase AND NOT n:KagMigration RETURN labels(n) AS l, properties(n) AS p")
+    nodes = db.read("MATCH (n) WHERE NOT n:KagTestDatabase AND NOT n:KagMigration AND NOT n:KagMeta RETURN labels(n) AS l, properties(n) AS p")
     return sorted(repr(sorted(row.items())) for row in rels + nodes)
 
 

@@ -37,7 +37,7 @@ from .language import cjk_ratio, detect_language
 from .light import LightExtractor
 from .schema_check import schema_check
 from .schema_view import SchemaView, schema_view
-from .structured import RecordIndex, structured_extract
+from .structured import Dangling, RecordIndex, structured_extract
 
 if TYPE_CHECKING:
     from kag_neo4j.models.base import LLM
@@ -86,6 +86,7 @@ class Extraction(DocumentExtractor):
         normalise: bool = True,
         dayfirst: bool = False,
         index: RecordIndex | None = None,
+        dangling: Dangling = "skip",
     ) -> None:
         if mode not in ("full", "light"):
             raise ConfigError(f"extraction mode must be 'full' or 'light', got {mode!r}")
@@ -96,6 +97,8 @@ class Extraction(DocumentExtractor):
         self.normalise = normalise
         self.dayfirst = dayfirst
         self.index = index if index is not None else RecordIndex()
+        #: structured references to records the load lacks: skip (reported) or create bare nodes
+        self.dangling = dangling
         self.full = FullExtractor(llm, schema=self.schema) if llm is not None and mode == "full" else None
         self.light = LightExtractor(schema=self.schema) if mode == "light" else None
         #: light mode takes a whole group of documents at once (spaCy batches their chunks); full
@@ -113,7 +116,7 @@ class Extraction(DocumentExtractor):
         """Index the record ids of structured documents so references between tables resolve
         (call it with every document of the load before extracting)."""
         for document in documents:
-            self.index.add_document(document)
+            self.index.add_document(document, self.schema)
 
     def _finish(self, result: ExtractionResult) -> ExtractionResult:
         if self.normalise:
@@ -138,9 +141,13 @@ class Extraction(DocumentExtractor):
     def extract_document(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> ExtractionResult:
         """All chunks of one document: structured records directly, text by the mode."""
         if self._structured(document):
-            self.index.add_document(document)
-            result = structured_extract(document, chunks, schema=self.schema, index=self.index)
+            self.index.add_document(document, self.schema)
+            result = structured_extract(document, chunks, schema=self.schema, index=self.index,
+                                        dangling=self.dangling)
             result.extractions = [schema_check(r, self.schema) for r in result.extractions]
+            if self.schema is not None:  # values already typed as the schema says (structured.record_properties)
+                result.normalised = True
+                return result
             return self._finish(result)
         return self.extract_chunks(chunks)
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kag_neo4j.builder.readers.mapping import MappingFile
 from kag_neo4j.builder.records import SourceDocument
 from kag_neo4j.errors import ReadError
 
@@ -29,10 +30,15 @@ class ReadOptions(BaseModel):
     """How files are read. ``record_type`` names the schema type of structured rows (CSV/JSON
     records); without it the file stem is used. ``csv_mode``: ``auto`` (rows with a text column
     become passages, other rows records), ``records``, ``passages`` or ``text`` (the whole table
-    as one text document)."""
+    as one text document). ``mapping``: what CSV files whose name or columns differ from the
+    convention hold (:mod:`kag_neo4j.builder.readers.mapping`). ``schema_types``: type names of
+    the load's schema; a table named after one (``Disease.csv``) is read as records even when it
+    has a text column."""
 
     record_type: str | None = None
     csv_mode: Literal["auto", "records", "passages", "text"] = "auto"
+    mapping: MappingFile | None = None
+    schema_types: frozenset[str] = frozenset()
     #: a text, Markdown or HTML file with a longer line (or HTML paragraph) is refused: that is
     #: machine data (minified, encoded, a dump), not prose
     max_line_chars: int = Field(default=1_000_000, ge=1)

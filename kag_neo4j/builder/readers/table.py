@@ -1,8 +1,11 @@
 """CSV / TSV files: rows become structured records (KAG's structured chain), passages, or text.
 
-* ``records`` (default when no text column): one document whose ``records`` are the rows, with
-  ``record_type`` from the options (``--type``) or the file stem (``Company.csv`` -> ``Company``;
-  ``Company_fundTrans_Company.csv`` is an edge table, see :mod:`kag_neo4j.builder.extract.structured`).
+* ``records`` (default when no text column, or when the file stem is a type of the load's
+  schema): one document whose ``records`` are the rows, with ``record_type`` from a mapping file,
+  the options (``--type``) or the file stem (``Company.csv`` -> ``Company``;
+  ``Company_fundTrans_Company.csv`` is an edge table, ``CompanyUpdate.csv`` an update of
+  ``Company``, see :mod:`kag_neo4j.builder.extract.structured`). A mapping file
+  (:mod:`kag_neo4j.builder.readers.mapping`) renames columns, sets the type, the mode or ``update``.
 * ``passages`` (default when a text column such as ``text``/``content`` exists): one document
   per row, titled by its ``title``/``name`` column.
 * ``text``: the whole table as one text document, one ``column: value; ...`` line per row.
@@ -79,15 +82,42 @@ def _text_column(header: list[str]) -> str | None:
     return next((lowered[name] for name in TEXT_FIELDS if name in lowered), None)
 
 
+def _renamed(rows: list[dict[str, str]], columns: dict[str, str], path: Path) -> list[dict[str, str]]:
+    """Rows with their columns renamed as a mapping file says (header name -> conventional name)."""
+    if not columns:
+        return rows
+    header = list(rows[0])
+    missing = sorted(set(columns) - set(header))
+    if missing:
+        raise ReadError(path, f"has no column(s) {', '.join(missing)} that its mapping renames; "
+                        f"its header is {', '.join(header)}")
+    names = [columns.get(name, name) for name in header]
+    clashes = sorted({name for name in names if names.count(name) > 1})
+    if clashes:
+        raise ReadError(path, f"its mapping renames two columns to {', '.join(clashes)}; rename one of them")
+    return [{columns.get(key, key): value for key, value in row.items()} for row in rows]
+
+
 def read_csv_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
     rows, meta = read_rows(path, ctx)
     if not rows:
         raise ReadError(path, "has a header but no data rows; add rows or leave it out of the load")
+    options = ctx.options
+    mapping = options.mapping.for_file(path) if options.mapping is not None else None
+    record_type = options.record_type or path.stem
+    mode = options.csv_mode
+    if mapping is not None:
+        rows = _renamed(rows, mapping.columns, path)
+        record_type = mapping.type or record_type
+        mode = mapping.mode or mode
+        if mapping.update:
+            meta = {**meta, "update": True}
+        meta = {**meta, "mapping": mapping.model_dump(exclude_defaults=True)}
     header = list(rows[0])
-    mode = ctx.options.csv_mode
     text_column = _text_column(header)
     if mode == "auto":
-        mode = "passages" if text_column is not None else "records"
+        typed = record_type in options.schema_types  # Disease.csv of a schema with Disease: records
+        mode = "passages" if text_column is not None and not typed else "records"
     if mode == "passages":
         if text_column is None:
             raise ReadError(
@@ -119,7 +149,7 @@ def read_csv_file(path: Path, ctx: ReadContext) -> list[SourceDocument]:
             media_type="text/csv",
             metadata={**meta, "rows": len(rows), "columns": header},
             records=rows,
-            record_type=ctx.options.record_type or path.stem,
+            record_type=record_type,
             id_key=ctx.id_key,
         )
     ]

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SPEC", "End", "run_retrieval"]
 
-_EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate"})
+_EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate", "derived_by", "rule_version", "as_of"})
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -177,8 +177,13 @@ def _edge_note(edge: Mapping[str, Any] | None) -> str:
     return f" ({'; '.join(shown)})" if shown else ""
 
 
+def _provenance(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _fact_from_row(row: Mapping[str, Any]) -> KGFact:
     forward = bool(row["stored_forward"])
+    edge = row.get("edge") or {}
     s_id, s_name, o_id, o_name = row["subject_id"], row["subject"], row["object_id"], row["object"]
     if not forward:  # show the fact the way it is stored
         s_id, s_name, o_id, o_name = o_id, o_name, s_id, s_name
@@ -186,6 +191,7 @@ def _fact_from_row(row: Mapping[str, Any]) -> KGFact:
         subject=str(s_name), subject_id=str(s_id), predicate=str(row["predicate"]), object=str(o_name),
         object_id=str(o_id), layer="open" if row["open_fact"] else "schema",
         chunk_ids=[str(c) for c in row["chunk_ids"] or []], confidence=float(row["confidence"]),
+        derived_by=_provenance(edge.get("derived_by")), rule_version=_provenance(edge.get("rule_version")),
     )
 
 
@@ -235,6 +241,7 @@ def _property_candidates(rt: Runtime, record: StepRecord, anchor: End, predicate
         fact = KGFact(
             subject=str(row["subject"]), subject_id=str(row["subject_id"]), predicate=str(row["predicate"]),
             object=str(value), object_id=None, layer="property", chunk_ids=[str(c) for c in row["chunk_ids"]],
+            derived_by=_provenance(row.get("derived_by")), rule_version=_provenance(row.get("rule_version")),
         )
         out.append(
             _Candidate(

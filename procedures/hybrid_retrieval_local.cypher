@@ -1,0 +1,127 @@
+// hybrid_retrieval_local v1 — hybrid_retrieval (v3) with its Personalized PageRank computed in plain Cypher
+// over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
+// (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
+// Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).
+// Parameters: those of hybrid_retrieval.cypher but $graph_name, $max_iterations and $ppr_pool, plus
+// $ppr_hops (0-6) and $ppr_frontier (nodes kept at each hop).
+CALL () {
+  CALL db.index.vector.queryNodes('chunk_embedding', $k_dense * $candidate_factor, $query_vector) YIELD node, score
+  WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+  WITH node, score ORDER BY score DESC LIMIT $k_dense
+  RETURN collect(node) AS dense
+}
+CALL () {
+  WITH $query_text AS lucene
+  WHERE lucene <> '' AND $weights.fulltext > 0
+  CALL db.index.fulltext.queryNodes('chunk_fulltext', lucene, {limit: $k_fulltext * $candidate_factor}) YIELD node, score
+  WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+  WITH node, score ORDER BY score DESC LIMIT $k_fulltext
+  RETURN collect(node) AS sparse
+}
+CALL (dense) {
+  OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
+  WITH dense, collect(e) AS entities
+  OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
+  WITH dense, entities, collect(c) AS chunks
+  WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
+  WHERE size(seeds) > 0 AND $weights.ppr > 0
+  // local Personalized PageRank in plain Cypher (docs/scaling.md): the reset mass (1 / |seeds| on
+  // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher),
+  // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most mass.
+  // A chunk's score is the mass that visits it (the truncated power series of PPR, without its constant factor).
+  UNWIND seeds AS seed
+  WITH seed, 1.0 / size(seeds) AS mass
+  WITH collect({node: seed, mass: mass}) AS frontier0
+  CALL (frontier0) {
+    UNWIND CASE WHEN $ppr_hops > 0 THEN frontier0 ELSE [] END AS visit
+    WITH visit.node AS node, visit.mass AS mass
+    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
+    UNWIND nexts AS next
+    WITH next, sum($damping * mass / size(nexts)) AS mass
+    ORDER BY mass DESC LIMIT $ppr_frontier
+    RETURN collect({node: next, mass: mass}) AS frontier1
+  }
+  CALL (frontier1) {
+    UNWIND CASE WHEN $ppr_hops > 1 THEN frontier1 ELSE [] END AS visit
+    WITH visit.node AS node, visit.mass AS mass
+    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
+    UNWIND nexts AS next
+    WITH next, sum($damping * mass / size(nexts)) AS mass
+    ORDER BY mass DESC LIMIT $ppr_frontier
+    RETURN collect({node: next, mass: mass}) AS frontier2
+  }
+  CALL (frontier2) {
+    UNWIND CASE WHEN $ppr_hops > 2 THEN frontier2 ELSE [] END AS visit
+    WITH visit.node AS node, visit.mass AS mass
+    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
+    UNWIND nexts AS next
+    WITH next, sum($damping * mass / size(nexts)) AS mass
+    ORDER BY mass DESC LIMIT $ppr_frontier
+    RETURN collect({node: next, mass: mass}) AS frontier3
+  }
+  CALL (frontier3) {
+    UNWIND CASE WHEN $ppr_hops > 3 THEN frontier3 ELSE [] END AS visit
+    WITH visit.node AS node, visit.mass AS mass
+    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
+    UNWIND nexts AS next
+    WITH next, sum($damping * mass / size(nexts)) AS mass
+    ORDER BY mass DESC LIMIT $ppr_frontier
+    RETURN collect({node: next, mass: mass}) AS frontier4
+  }
+  CALL (frontier4) {
+    UNWIND CASE WHEN $ppr_hops > 4 THEN frontier4 ELSE [] END AS visit
+    WITH visit.node AS node, visit.mass AS mass
+    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
+    UNWIND nexts AS next
+    WITH next, sum($damping * mass / size(nexts)) AS mass
+    ORDER BY mass DESC LIMIT $ppr_frontier
+    RETURN collect({node: next, mass: mass}) AS frontier5
+  }
+  CALL (frontier5) {
+    UNWIND CASE WHEN $ppr_hops > 5 THEN frontier5 ELSE [] END AS visit
+    WITH visit.node AS node, visit.mass AS mass
+    MATCH (node)-[r]-(next) WHERE (next:Entity OR next:Chunk) AND NOT type(r) IN ['NEXT', 'PART_OF']
+    WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
+    UNWIND nexts AS next
+    WITH next, sum($damping * mass / size(nexts)) AS mass
+    ORDER BY mass DESC LIMIT $ppr_frontier
+    RETURN collect({node: next, mass: mass}) AS frontier6
+  }
+  UNWIND frontier0 + frontier1 + frontier2 + frontier3 + frontier4 + frontier5 + frontier6 AS visit
+  WITH visit.node AS node, sum(visit.mass) AS score
+  WHERE node:Chunk
+    AND EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+  WITH node, score ORDER BY score DESC, node.id ASC LIMIT $k_ppr
+  RETURN collect(node) AS ppr
+}
+CALL () {
+  UNWIND coalesce($extra_lists, []) AS extra
+  CALL (extra) {
+    UNWIND range(0, size(extra.ids) - 1) AS position
+    MATCH (node:Chunk {id: extra.ids[position]})
+    WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
+    WITH node, position ORDER BY position
+    WITH collect(node) AS found
+    // a later copy of a chunk keeps its place in the ranking but counts for nothing (null)
+    RETURN [i IN range(0, size(found) - 1) | CASE WHEN found[i] IN found[0..i] THEN null ELSE found[i] END] AS nodes
+  }
+  RETURN collect([extra.name, nodes]) AS extras
+}
+UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] + extras AS ranked
+WITH ranked[0] AS list, ranked[1] AS nodes
+WHERE coalesce($weights[list], 0.0) > 0
+UNWIND range(0, size(nodes) - 1) AS position
+WITH nodes[position] AS chunk, list, position + 1 AS rank
+WHERE chunk IS NOT NULL
+WITH chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
+ORDER BY score DESC, chunk.id ASC
+LIMIT $k
+MATCH (chunk)-[:PART_OF]->(document:Document)
+RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text,
+       score, ranks
+ORDER BY score DESC, chunk_id ASC

@@ -1,0 +1,88 @@
+"""The plain-Cypher PPR backend (procedures/hybrid_retrieval_local.cypher) against its Python
+reference (kag_neo4j.solver.local_ppr) and against exact GDS PageRank, on small hand-built graphs."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.solver.local_ppr import local_ppr
+from kag_neo4j.solver.retrieval import RetrievalConfig, RetrievalWeights, hybrid_retrieve
+from kag_neo4j.store.database import Database
+from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.test_hybrid_retrieval import embedder, graph  # noqa: F401 - fixtures
+
+PPR_ONLY = RetrievalWeights(dense=0, fulltext=0, ppr=1)
+
+
+def _ppr_list(db: Database, embedder: HashingEmbedder, seeds: list[str], config: RetrievalConfig) -> list[str]:
+    hits = hybrid_retrieve(db, embedder, "zzz", seed_entity_ids=seeds, config=config)
+    assert all(set(hit.ranks) == {"ppr"} for hit in hits)
+    return [hit.chunk_id for hit in sorted(hits, key=lambda hit: hit.ranks["ppr"])]
+
+
+@pytest.mark.parametrize("backend", ["gds", "cypher"])
+def test_a_chunk_reachable_only_through_the_graph_is_found(
+    graph: Database, embedder: HashingEmbedder, backend: str,  # noqa: F811
+) -> None:
+    config = RetrievalConfig(k=4, dense_seeds=0, weights=PPR_ONLY, ppr_backend=backend)
+    ids = _ppr_list(graph, embedder, ["ronaldo"], config)
+    assert ids[:2] == ["ronaldo#0#0", "madrid#0#0"], "two hops: Ronaldo -> his chunk -> Real Madrid -> its chunk"
+    assert "nile#0#0" not in ids and "thames#0#0" not in ids
+
+
+def test_cypher_ppr_hops_bound_how_far_it_reaches(graph: Database, embedder: HashingEmbedder) -> None:  # noqa: F811
+    one = RetrievalConfig(k=4, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher", ppr_hops=1)
+    assert _ppr_list(graph, embedder, ["ronaldo"], one) == ["ronaldo#0#0"]
+    assert _ppr_list(graph, embedder, ["ronaldo"], one.model_copy(update={"ppr_hops": 0})) == []
+
+
+@pytest.fixture
+def random_graph(db: Database) -> tuple[Database, dict[str, list[str]], list[str]]:
+    """24 entities, 30 chunks, random mentions and facts, plus what PageRank must ignore: NEXT
+    between chunks, PART_OF to documents and a trace step that USED a chunk and an entity."""
+    rng = random.Random(7)
+    embedder = HashingEmbedder(dimension=TEST_DIMENSION)
+    entities = [f"e{i:02d}" for i in range(24)]
+    chunks = [f"c{i:02d}" for i in range(30)]
+    mentions = sorted({(rng.choice(entities), chunk) for chunk in chunks for _ in range(rng.randint(1, 4))})
+    facts = sorted({(rng.choice(entities), rng.choice(entities)) for _ in range(20)})
+    facts = [(a, b) for a, b in facts if a != b]
+    db.write("UNWIND $ids AS id CREATE (:Entity {id: id, name: id})", ids=entities)
+    db.write("""UNWIND $ids AS id
+                CREATE (c:Chunk {id: id, text: id, embedding: $vector})-[:PART_OF]->(:Document {id: 'd' + id})""",
+             ids=chunks, vector=embedder.embed_documents(["x"])[0])
+    db.write("UNWIND $pairs AS p MATCH (e:Entity {id: p[0]}), (c:Chunk {id: p[1]}) CREATE (e)-[:MENTIONED_IN]->(c)",
+             pairs=[list(pair) for pair in mentions])
+    db.write("UNWIND $pairs AS p MATCH (a:Entity {id: p[0]}), (b:Entity {id: p[1]}) CREATE (a)-[:RELATED]->(b)",
+             pairs=[list(pair) for pair in facts])
+    db.write("UNWIND range(0, size($ids) - 2) AS i MATCH (a:Chunk {id: $ids[i]}), (b:Chunk {id: $ids[i + 1]}) "
+             "CREATE (a)-[:NEXT]->(b)", ids=chunks)
+    db.write("MATCH (c:Chunk {id: 'c00'}), (e:Entity {id: 'e00'}) CREATE (s:KagStep)-[:USED]->(c), (s)-[:USED]->(e)")
+    db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = 1")
+    neighbours: dict[str, list[str]] = defaultdict(list)
+    for a, b in [*mentions, *facts]:
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    return db, dict(neighbours), chunks
+
+
+def test_cypher_ppr_follows_its_reference_and_agrees_with_gds(
+    random_graph: tuple[Database, dict[str, list[str]], list[str]],
+) -> None:
+    db, neighbours, chunks = random_graph
+    embedder = HashingEmbedder(dimension=TEST_DIMENSION)
+    for seeds in (["e03"], ["e05", "e11"], ["e00", "e07", "e19"]):
+        config = RetrievalConfig(k=10, k_ppr=10, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher",
+                                 ppr_hops=6, ppr_frontier=1000)
+        local = _ppr_list(db, embedder, seeds, config)
+        scores = local_ppr(neighbours, seeds, damping=config.damping, hops=6, frontier=1000)
+        expected = sorted((node for node in scores if node in chunks), key=lambda n: (-scores[n], n))[:10]
+        assert set(local) == set(expected) and len(local) == len(expected), seeds
+        for better, worse in zip(local, local[1:]):  # the procedure's order is the reference's (ties aside)
+            assert scores[better] >= scores[worse] - 1e-12, (seeds, better, worse)
+        exact = _ppr_list(db, embedder, seeds, config.model_copy(update={"ppr_backend": "gds"}))
+        assert len(set(local) & set(exact)) >= 9, (seeds, local, exact)

@@ -1,0 +1,66 @@
+"""The plain-Cypher PPR backend: its procedure is hybrid_retrieval's but for the PPR block, calls no
+plugin, and is chosen by ``ppr_backend`` from what the server declares."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+from kag_neo4j.solver.retrieval import DEFAULT_PPR_BACKEND, RECIPES, RetrievalConfig, RetrievalError, ppr_backend
+from kag_neo4j.store import cypher
+from kag_neo4j.store.database import NO_GDS_WARNING, Capabilities
+
+PPR_BLOCK = re.compile(r"^CALL \(dense\) \{\n.*?^\}\n", re.DOTALL | re.MULTILINE)
+
+
+def _parts(name: str) -> tuple[str, str]:
+    text = cypher.query(name, "procedures")
+    statement = text[text.index("\nCALL () {") + 1:]  # after the header comment
+    block = PPR_BLOCK.search(statement)
+    assert block is not None, name
+    return PPR_BLOCK.sub("<ppr>\n", statement, count=1), block.group(0)
+
+
+def test_local_procedure_is_hybrid_retrieval_but_for_its_ppr_block() -> None:
+    exact, exact_ppr = _parts("hybrid_retrieval")
+    local, local_ppr = _parts("hybrid_retrieval_local")
+    assert local == exact, "edit procedures/hybrid_retrieval_local.cypher like hybrid_retrieval.cypher outside PPR"
+    assert "gds.pageRank.stream" in exact_ppr and "gds." not in local_ppr
+    # the same seeds: the block's opening lines up to the PPR call are identical
+    seeds = exact_ppr[:exact_ppr.index("  CALL gds.pageRank.stream")]
+    assert local_ppr.startswith(seeds)
+
+
+def test_local_procedure_calls_no_plugin() -> None:
+    text = cypher.query("hybrid_retrieval_local", "procedures")
+    assert re.findall(r"\b(?:gds|apoc)\.[A-Za-z_.]+\s*\(", text) == []
+
+
+@dataclass
+class _Server:
+    """What ppr_backend reads of a runner: the declared capabilities and the database name."""
+
+    capabilities: Capabilities
+    database: str = "neo4j"
+
+
+@pytest.mark.parametrize(("backend", "gds", "chosen"), [
+    ("auto", True, DEFAULT_PPR_BACKEND), ("auto", False, "cypher"), ("gds", True, "gds"),
+    ("cypher", True, "cypher"), ("cypher", False, "cypher"),
+])
+def test_backend_follows_the_recipe_and_the_server(backend: str, gds: bool, chosen: str) -> None:
+    config = RetrievalConfig(ppr_backend=backend)
+    assert ppr_backend(_Server(Capabilities(gds=gds)), config) == chosen  # type: ignore[arg-type]
+
+
+def test_gds_backend_on_a_server_without_gds_names_the_fix() -> None:
+    with pytest.raises(RetrievalError, match="no Graph Data Science plugin.*ppr_backend 'cypher' or 'auto'"):
+        ppr_backend(_Server(Capabilities(gds=False)), RECIPES["hybrid-gds"])  # type: ignore[arg-type]
+
+
+def test_only_a_server_without_gds_warns() -> None:
+    assert Capabilities(gds=True).warnings == []
+    assert Capabilities(gds=False).warnings == [NO_GDS_WARNING]
+    assert "\n" not in NO_GDS_WARNING and "plain Cypher" in NO_GDS_WARNING
