@@ -206,3 +206,27 @@ def test_uniqueness_is_a_neo4j_constraint_and_existence_needs_enterprise(db: Dat
                 "CREATE CONSTRAINT kag_test_type FOR (n:Customer) REQUIRE n.age IS :: INTEGER"):
         with pytest.raises(neo4j.exceptions.DatabaseError, match="requires Neo4j Enterprise Edition"):
             db.write(ddl)
+
+
+def test_the_refresh_after_a_load_holds_derived_values_to_the_constraints(db: Database, test_settings: Settings) -> None:
+    """Registered rules re-applied at the end of a load are checked as ``rules apply`` is."""
+    from kag_neo4j.rules.registry import apply_and_register
+    from tests.integration.rules_support import line_document, line_extractor
+
+    derived = FIXTURES / "Derived.schema"
+
+    def _load(doc_id: str, lines: list[str]) -> LoadSummary:
+        return load([], db, test_settings, LoadOptions(spg_schema=load_schema(derived)),
+                    documents=[line_document(doc_id, lines)], extractor=line_extractor,
+                    embedder=HashingEmbedder(TEST_DIMENSION))
+
+    _load("first", ["s1|Shop grade=good"])
+    assert apply_and_register(db, load_rules([derived])).violations == []
+    summary = _load("second", ["s2|Shop grade=excellent"])
+    assert summary.rules is not None and summary.rules.error is None
+    assert {(v.where.rule, v.property, v.constraint, v.value) for v in summary.rules.violations} == {
+        ("Derived:Shop-rating->Text", "rating", "Enum", "excellent")}
+    assert {r.id: r.rejected for r in summary.rules.rules}.get("Derived:Shop-rating->Text") == 1
+    rows = db.read("MATCH (s:Shop) RETURN s.name AS name, s.rating AS rating, s.rating_derived_by AS by ORDER BY name")
+    assert rows == [{"name": "s1", "rating": "good", "by": "Derived:Shop-rating->Text"},
+                    {"name": "s2", "rating": None, "by": None}]

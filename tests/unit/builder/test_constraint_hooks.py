@@ -81,3 +81,39 @@ def test_an_entity_only_named_as_a_relation_end_is_not_held_to_not_null() -> Non
                                      object_type="Customer")])
     aligned = Aligner(SCHEMA).align_document(doc, [chunk], [extraction])
     assert "Customer:fay" in aligned.entities and aligned.violations == []
+
+
+def test_a_typed_record_is_checked_where_it_becomes_a_property_map() -> None:
+    """Typed records take the structured alignment (identity from the record id): their values are
+    checked by ``record_properties`` and the violations reach the aligned document."""
+    rows = _records([{"id": "c7", "name": "Gil", "tier": "gold", "age": "forty", "phone": "+86 138-0013-8000",
+                      "signup": "2023/1/5", "code": "C-1234"}], "Customer")
+    chunks = split_document(rows)
+    result = structured_extract(rows, chunks, schema=schema_view(SCHEMA))
+    aligned = Aligner(SCHEMA).align_document(rows, chunks, result.extractions)
+    node = aligned.entities["Customer:#c7"]
+    assert {k: v for k, v in node.properties.items() if k != "record_id"} == {
+        "tier": "gold", "phone": "13800138000", "signup": "2023-01-05", "code": "C-1234"}
+    assert [(v.where.file, v.where.row, v.property, v.constraint, v.value) for v in aligned.violations] == [
+        ("Customer.csv", 1, "age", "ValueType", "forty")]
+
+
+def test_list_values_of_json_records_need_multi_value() -> None:
+    rows = _records([{"id": "c8", "name": "Hal", "tier": "gold", "tags": ["vip", "new"], "age": [30, 31],
+                      "properties": {"code": ["C-0001"], "score": "4.5"}}], "Customer")
+    (extraction,) = structured_extract(rows, split_document(rows), schema=schema_view(SCHEMA)).extractions
+    assert extraction.entities[0].properties == {"tier": "gold", "tags": '["vip", "new"]', "score": 4.5}
+    assert {(v.property, v.constraint) for v in extraction.violations} == {("age", "MultiValue"), ("code", "MultiValue")}
+
+
+def test_edge_rows_are_checked_against_the_relation() -> None:
+    accounts = _records([{"id": "a1", "name": "One"}, {"id": "a2", "name": "Two"}], "Account")
+    edges = SourceDocument(id="t", title="t", source="Account_transfer_Account.csv", sha256="2",
+                           record_type="Account_transfer_Account",
+                           records=[{"srcId": "a1", "dstId": "a2", "amount": "1,200", "channel": "wire"}])
+    (extraction,) = structured_extract(edges, split_document(edges), schema=schema_view(SCHEMA),
+                                       index=_index(accounts)).extractions
+    assert extraction.relations[0].properties == {"amount": 1200}
+    (violation,) = extraction.violations
+    assert (violation.type_name, violation.property, violation.constraint, violation.where.row) == \
+        ("Account.transfer", "channel", "Enum", 1)
