@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kag_neo4j.builder.records import ChunkRecord, DanglingReference, PropertyValue, SourceDocument
+from kag_neo4j.schema.constraints import ConstraintViolation
 
 #: node kinds a fact can start or end at (both are written with an ``id`` uniqueness constraint)
 ENTITY = "Entity"
@@ -135,6 +136,8 @@ class AlignedDocument:
     concepts: dict[str, ConceptNode] = field(default_factory=dict)
     chunk_vectors: dict[str, list[float]] = field(default_factory=dict)
     issues: list[str] = field(default_factory=list)
+    #: values left out because they break the schema's constraints (``kag_neo4j.schema.constraints``)
+    violations: list[ConstraintViolation] = field(default_factory=list)
     #: references of structured rows that no record of the load matched (their relations are skipped)
     dangling: list[DanglingReference] = field(default_factory=list)
     #: chunks whose extraction failed; the document is then written but not marked complete,

@@ -46,6 +46,7 @@ from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValu
 from kag_neo4j.builder.structured_alignment import align_structured, has_typed_records
 from kag_neo4j.builder.type_resolution import GENERIC_TYPES, TypeInfo, TypeResolver, relationship_type
 from kag_neo4j.errors import InvalidIdentifierError
+from kag_neo4j.schema.constraints import ConstraintViolation, Where, check_properties, check_value, missing_required, required
 from kag_neo4j.schema.models import ResolvedSchema, ResolvedType
 from kag_neo4j.store.identifiers import check_identifier
 
@@ -76,6 +77,24 @@ def clean_properties(properties: dict[str, Any], issues: list[str], where: str) 
     return kept
 
 
+#: the mode of a structured reader's extractions: their values were checked against the schema's
+#: constraints where the row became a property map (:func:`kag_neo4j.builder.extract.structured.record_properties`)
+STRUCTURED = "structured"
+
+
+class _Places:
+    """Where a chunk's values came from, for constraint violations: file and row for a structured
+    record (row = 1-based record number, the header not counted), else the chunk."""
+
+    def __init__(self, document: SourceDocument, chunks: Sequence[ChunkRecord]) -> None:
+        self.file = document.source
+        self.rows = bool(document.records)
+        self.paragraph = {chunk.id: chunk.paragraph for chunk in chunks}
+
+    def __call__(self, chunk_id: str) -> Where:
+        paragraph = self.paragraph.get(chunk_id)
+        row = paragraph + 1 if self.rows and paragraph is not None else None
+        return Where(file=self.file, row=row, chunk=chunk_id)
 
 
 @dataclass
@@ -143,7 +162,8 @@ class Aligner:
         self.concept_links_from_types = concept_links_from_types
 
     # ------------------------------------------------------------------ records
-    def _entity_records(self, extraction: ChunkExtraction, issues: list[str]) -> list[_Record]:
+    def _entity_records(self, extraction: ChunkExtraction, issues: list[str], place: _Places,
+                        violations: list[ConstraintViolation]) -> list[_Record]:
         records: list[_Record] = []
         for entity in extraction.entities:
             key = name_key(entity.name)
@@ -158,6 +178,9 @@ class Aligner:
                              if isinstance(entity.properties.get(k), str) and entity.properties[k]), None)
             own = {k: v for k, v in entity.properties.items() if k not in SEMANTIC_TYPE_KEYS}
             properties = clean_properties(own, issues, f"{extraction.chunk_id}: {entity.name}")
+            if extraction.mode != STRUCTURED:  # a structured record's values were checked by its reader
+                properties, broken = check_properties(info.schema_type, properties, where=place(extraction.chunk_id))
+                violations.extend(broken)
             if semantic is None and info.generic and info.raw and info.raw.casefold() not in GENERIC_TYPES:
                 semantic = info.raw  # an off-schema type word ("Team") is a semantic type
             records.append(_Record(extraction.chunk_id, entity.name.strip(), key, info,
@@ -176,6 +199,7 @@ class Aligner:
             return align_structured(document, chunks, extractions, self.types)
         aligned = AlignedDocument(document=document, chunks=list(chunks))
         issues = aligned.issues
+        place = _Places(document, chunks)
         text_of = {chunk.id: chunk.text for chunk in chunks}
         by_chunk: dict[str, list[_Record]] = {}
         for extraction in extractions:
@@ -183,8 +207,10 @@ class Aligner:
                 issues.append(f"extraction for unknown chunk {extraction.chunk_id!r} in document {document.id!r}; skipped")
                 continue
             issues.extend(extraction.issues)
+            aligned.violations.extend(extraction.violations)
             aligned.dangling.extend(extraction.dangling)
-            by_chunk.setdefault(extraction.chunk_id, []).extend(self._entity_records(extraction, issues))
+            by_chunk.setdefault(extraction.chunk_id, []).extend(
+                self._entity_records(extraction, issues, place, aligned.violations))
         # relation and role endpoints that were not extracted as entities become records too
         for extraction in extractions:
             records = by_chunk.get(extraction.chunk_id)
@@ -221,10 +247,27 @@ class Aligner:
         events_here: dict[tuple[str, str], str] = {}
         for extraction in extractions:
             if extraction.chunk_id in by_chunk:
-                self._align_events(aligned, extraction, node_of, alias_of, events_here, text_of)
-                self._align_relations(aligned, extraction, node_of, alias_of, events_here)
+                self._align_events(aligned, extraction, node_of, alias_of, events_here, text_of, place)
+                self._align_relations(aligned, extraction, node_of, alias_of, events_here, place)
         aligned.entity_records = len({(r.chunk_id, node_of[(r.chunk_id, r.key)]) for r in all_records})
+        if not document.records:  # a structured record's NotNull columns are checked by its reader
+            self._check_required(aligned, groups, place)
         return aligned
+
+    def _check_required(self, aligned: AlignedDocument, groups: dict[str, list[_Record]], place: _Places) -> None:
+        """``NotNull`` properties of the entities this document's text describes (not of those it
+        only names as a relation's endpoint), once the document's records are merged."""
+        for node_id, members in groups.items():
+            first = next((r for r in members if r.primary), None)
+            node = aligned.entities.get(node_id)
+            if first is None or node is None:
+                continue
+            schema_type = self._schema_type_of(node)
+            if schema_type is None:
+                continue
+            present = {*node.properties, "id", "name", *(("desc", "description") if node.description else ())}
+            aligned.violations.extend(missing_required(schema_type.name, required(schema_type), present,
+                                                       where=place(first.chunk_id)))
 
     def _record_type(self, records: list[_Record], key: str, hint: str | None) -> ResolvedType | None:
         for record in records:
@@ -322,6 +365,7 @@ class Aligner:
     def _align_events(
         self, aligned: AlignedDocument, extraction: ChunkExtraction, node_of: dict[tuple[str, str], str],
         alias_of: dict[tuple[str, str], str], events_here: dict[tuple[str, str], str], text_of: dict[str, str],
+        place: _Places,
     ) -> None:
         chunk_id = extraction.chunk_id
         for event in extraction.events:
@@ -339,10 +383,14 @@ class Aligner:
                 semantic = next((str(event.properties[k]) for k in SEMANTIC_TYPE_KEYS
                                  if isinstance(event.properties.get(k), str) and event.properties[k]), None)
                 own = {k: v for k, v in event.properties.items() if k not in SEMANTIC_TYPE_KEYS}
+                properties = clean_properties(own, aligned.issues, f"{chunk_id}: {event.name}")
+                if extraction.mode != STRUCTURED:
+                    properties, broken = check_properties(info.schema_type, properties, where=place(chunk_id))
+                    aligned.violations.extend(broken)
                 node = aligned.events[node_id] = EventNode(
                     id=node_id, name=event.name.strip(), key=key, family=info.family, labels=info.labels,
                     event_type=semantic or event.type or None, description=event.description.strip(),
-                    properties=clean_properties(own, aligned.issues, f"{chunk_id}: {event.name}"),
+                    properties=properties,
                 )
             events_here[(chunk_id, key)] = node_id
             aligned.mentions.append(Mention(node_id, chunk_id, _count_occurrences(text_of[chunk_id], [event.name]),
@@ -357,7 +405,7 @@ class Aligner:
 
     def _align_relations(
         self, aligned: AlignedDocument, extraction: ChunkExtraction, node_of: dict[tuple[str, str], str],
-        alias_of: dict[tuple[str, str], str], events_here: dict[tuple[str, str], str],
+        alias_of: dict[tuple[str, str], str], events_here: dict[tuple[str, str], str], place: _Places,
     ) -> None:
         chunk_id = extraction.chunk_id
         for relation in extraction.relations:
@@ -377,7 +425,13 @@ class Aligner:
             literal = self.types.literal_property(subject_type, predicate) if source[1] == ENTITY else None
             target = self._endpoint(chunk_id, relation.object, node_of, alias_of, events_here)
             if literal is not None and (target is None or target[0] == source[0]):
-                aligned.entities[source[0]].properties.setdefault(literal, relation.object.strip())
+                assert subject_type is not None  # a literal property is a property of the subject's type
+                prop = next(p for p in subject_type.properties if p.name == literal)
+                checked = check_value(prop, relation.object.strip(), type_name=subject_type.name, where=place(chunk_id))
+                if checked.violation is not None:
+                    aligned.violations.append(checked.violation)
+                else:
+                    aligned.entities[source[0]].properties.setdefault(literal, checked.value)
                 continue
             if target is None or target == source:
                 continue
@@ -390,6 +444,10 @@ class Aligner:
                 aligned.issues.append(f"{chunk_id}: relation {predicate!r} from {relation.subject!r} to "
                                       f"{relation.object!r} does not fit the schema's target type; kept as an open fact")
             properties = clean_properties(dict(relation.properties), aligned.issues, f"{chunk_id}: {predicate}")
+            if schema_relation is not None and extraction.mode != STRUCTURED:
+                properties, broken = check_properties(schema_relation, properties, where=place(chunk_id),
+                                                      type_name=f"{schema_relation.source}.{schema_relation.name}")
+                aligned.violations.extend(broken)
             aligned.facts.append(FactEdge(source[0], target[0], chunk_id, predicate if rel_type is None else rel_type,
                                           rel_type, source[1], target[1], relation.confidence, properties))
 

@@ -77,6 +77,7 @@ from kag_neo4j.errors import BuilderError
 from kag_neo4j.models.base import LLM, Accounted, Embedder
 from kag_neo4j.rules.footprint import TAXONOMY, Footprint, document_footprint
 from kag_neo4j.rules.refresh import RefreshReport, graph_version, refresh_after_change
+from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
 from kag_neo4j.store.database import Database
@@ -86,6 +87,8 @@ log = logging.getLogger(__name__)
 Mode = Literal["full", "light"]
 #: chunks per extraction group in full mode (a write transaction at least this often)
 FULL_GROUP = 16
+#: constraint violations a load summary lists (all are counted)
+VIOLATION_SAMPLES = 200
 
 
 class LoadOptions(BaseModel):
@@ -149,6 +152,10 @@ class LoadSummary(BaseModel):
     read_warnings: list[str] = Field(default_factory=list)
     issues: int = 0
     issue_samples: list[str] = Field(default_factory=list)
+    #: values left out because they break the schema's constraints (NotNull: records written without)
+    constraint_violations: int = 0
+    #: the first violations, each with file and row (or chunk), type, property, value and constraint
+    violations: list[ConstraintViolation] = Field(default_factory=list)
     #: structured rows' references no record of the load matched, per ``file: Type.column -> Target``
     dangling_references: dict[str, int] = Field(default_factory=dict)
     #: the first of them, one line each (file, row, column, reference)
@@ -204,6 +211,8 @@ class LoadSummary(BaseModel):
             rows.append(("extraction failures", failed))
         if self.read_failures:
             rows.append(("unreadable files", str(len(self.read_failures))))
+        if self.constraint_violations:
+            rows.append(("constraint violations", f"{self.constraint_violations} (values not written)"))
         if self.issues:
             rows.append(("issues", f"{self.issues} (off-schema types/relations, dropped properties)"))
         if self.dangling_references:
@@ -401,6 +410,7 @@ class Pipeline:
             doc = self.aligner.align_document(document, chunks, extractions)
             doc.failed_chunks = sorted(failures)
             self._note_issues(doc.issues)
+            self._note_violations(doc.violations)
             self._note_dangling(doc)
             aligned.append(doc)
         self._replace(aligned, stored)
@@ -454,6 +464,12 @@ class Pipeline:
     def _note_version(self, version: int | None) -> None:
         if version is not None:
             self.summary.graph_version = version
+
+    def _note_violations(self, violations: list[ConstraintViolation]) -> None:
+        self.summary.constraint_violations += len(violations)
+        room = VIOLATION_SAMPLES - len(self.summary.violations)
+        if room > 0:
+            self.summary.violations.extend(violations[:room])
 
     def _note_issues(self, issues: list[str]) -> None:
         self.summary.issues += len(issues)

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kag_neo4j.schema.constraints import ConstraintViolation
+
 PropertyValue = str | int | float | bool
 
 
@@ -110,5 +112,8 @@ class ChunkExtraction(BaseModel):
     mode: str = Field(default="full", description="full | light | structured")
     #: off-schema output kept as open facts or reported, never silently relabelled
     issues: list[str] = Field(default_factory=list)
+    #: schema constraints this chunk's records broke (found before alignment, e.g. a structured
+    #: row's NotNull columns); the offending values are not in the extraction
+    violations: list[ConstraintViolation] = Field(default_factory=list)
     #: references of structured rows to records the load does not hold (the relation is skipped)
     dangling: list[DanglingReference] = Field(default_factory=list)

@@ -147,6 +147,8 @@ def load_command(
         console.print(summary_table(summary))
         for issue in summary.issue_samples[:5]:
             print_note("issue:", issue)
+        for violation in summary.violations[:5]:
+            print_note("violation:", violation.message)
         for dangling in summary.dangling_samples[:5]:
             print_note("dangling:", dangling)
     _print_read_notes(summary)

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from kag_neo4j.builder.lease import builder_lease
-from kag_neo4j.cli.common import console, err_console, settings_from
+from kag_neo4j.cli.common import console, err_console, print_note, settings_from
 from kag_neo4j.errors import KagError
 from kag_neo4j.rules.apply import compile_all, explain, parse_as_of
 from kag_neo4j.rules.compile import compile_query, compile_rule
@@ -77,8 +77,11 @@ def apply_command(ctx: typer.Context, files: FilesArg, schema: SchemaOpt = None,
         return
     console.print(f"as of {result.as_of}", markup=False, highlight=False)
     for rule in result.rules:
-        console.print(f"  {rule.id} ({rule.kind.value}): {rule.derived} derived, {rule.retracted} retracted",
+        rejected = f", {rule.rejected} rejected (constraints)" if rule.rejected else ""
+        console.print(f"  {rule.id} ({rule.kind.value}): {rule.derived} derived, {rule.retracted} retracted{rejected}",
                       markup=False, highlight=False)
+    for violation in result.violations[:20]:
+        print_note("violation:", violation.message)
     if not result.rules:
         console.print("no rules in " + ", ".join(map(str, files)), markup=False, highlight=False)
 

@@ -18,8 +18,11 @@ from pydantic import BaseModel
 from kag_neo4j.builder.write import mark_changed
 from kag_neo4j.rules.compile import CompiledRule, RuleKind, Statement, compile_rule
 from kag_neo4j.rules.depends import order
+from kag_neo4j.rules.derived_check import check_derived
 from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet
+from kag_neo4j.schema.constraints import ConstraintViolation
+from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.literals import cypher_literal
 
@@ -30,11 +33,15 @@ class RuleResult(BaseModel):
     version: str
     retracted: int
     derived: int
+    #: derived values removed because they break the schema's constraints (not counted in ``derived``)
+    rejected: int = 0
 
 
 class ApplyResult(BaseModel):
     as_of: str
     rules: list[RuleResult]
+    #: every derived value that broke the schema's constraints (not written), with rule and node
+    violations: list[ConstraintViolation] = []
 
 
 def parse_as_of(value: str | date | datetime | None) -> datetime:
@@ -66,9 +73,14 @@ def bind(statement: Statement, rule: CompiledRule, as_of: datetime) -> dict[str,
     return parameters
 
 
-def run_rules(tx: neo4j.ManagedTransaction, compiled: list[CompiledRule], instant: datetime) -> list[RuleResult]:
-    """Retract then derive each rule of ``compiled`` (in that order) inside ``tx``."""
+def run_rules(tx: neo4j.ManagedTransaction, compiled: list[CompiledRule], instant: datetime,
+              schema: ResolvedSchema | None) -> tuple[list[RuleResult], list[ConstraintViolation]]:
+    """Retract then derive each rule of ``compiled`` (in that order) inside ``tx``; each derived
+    property is held against ``schema``'s constraints right after its rule ran (the invalid
+    values are removed: :func:`~kag_neo4j.rules.derived_check.check_derived`). The results, and
+    the violations."""
     results: list[RuleResult] = []
+    violations: list[ConstraintViolation] = []
     for rule in compiled:
         retracted = 0
         derived = 0
@@ -83,8 +95,11 @@ def run_rules(tx: neo4j.ManagedTransaction, compiled: list[CompiledRule], instan
                 retracted += count
             else:
                 derived = count
-        results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted, derived=derived))
-    return results
+        rejected = check_derived(tx, rule, schema)  # constraints: invalid derived values are removed
+        violations.extend(rejected)
+        results.append(RuleResult(id=rule.id, kind=rule.kind, version=rule.version, retracted=retracted,
+                                  derived=derived - len(rejected), rejected=len(rejected)))
+    return results, violations
 
 
 def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | None = None) -> ApplyResult:
@@ -93,12 +108,16 @@ def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | 
     instant = parse_as_of(as_of)
     compiled = compile_all(rules)
 
+    violations: list[ConstraintViolation] = []
+
     def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
-        results = run_rules(tx, compiled, instant)
+        results, found = run_rules(tx, compiled, instant, rules.schema_)
+        violations[:] = found  # a retried transaction starts over
         mark_changed(tx, "rules apply")  # derived facts change the graph (GDS projections are per version)
         return results
 
-    return ApplyResult(as_of=instant.isoformat(), rules=db.write_tx(work))
+    applied = db.write_tx(work)
+    return ApplyResult(as_of=instant.isoformat(), rules=applied, violations=violations)
 
 
 def explain(rule: CompiledRule, as_of: datetime) -> str:

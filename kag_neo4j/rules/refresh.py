@@ -30,6 +30,7 @@ from kag_neo4j.rules.compile import CompiledRule, Fact
 from kag_neo4j.rules.depends import dependencies
 from kag_neo4j.rules.footprint import Footprint
 from kag_neo4j.rules.registry import read_rule_sets, rule_set_of
+from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
 from kag_neo4j.store.database import Database
@@ -46,6 +47,8 @@ class RefreshReport(BaseModel):
     #: namespaces whose every rule was re-applied (their facts were not known to be current)
     full: list[str] = Field(default_factory=list)
     rules: list[RuleResult] = Field(default_factory=list)
+    #: derived values the schema's constraints refused (not written; ``RuleResult.rejected`` counts them)
+    violations: list[ConstraintViolation] = Field(default_factory=list)
     #: rules of the registered sets left alone (the change did not touch their inputs)
     skipped: int = 0
     seconds: float = 0.0
@@ -59,8 +62,9 @@ class RefreshReport(BaseModel):
             return f"not re-applied: {self.error}"
         changed = sum(r.derived for r in self.rules), sum(r.retracted for r in self.rules)
         scope = f"all rules of {', '.join(n or '(no namespace)' for n in self.full)}; " if self.full else ""
+        rejected = f", {len(self.violations)} rejected (constraints)" if self.violations else ""
         return (f"{len(self.rules)} re-applied ({scope}{self.skipped} untouched), {changed[0]} facts derived, "
-                f"{changed[1]} retracted, {self.seconds:.2f}s")
+                f"{changed[1]} retracted{rejected}, {self.seconds:.2f}s")
 
 
 def reads_touched(read: Fact, change: Footprint) -> bool:
@@ -97,7 +101,7 @@ def refresh_rules(db: Database, change: Footprint, *, since: int | None, lease: 
     if not stored:
         return None
     report = RefreshReport()
-    plan: list[tuple[list[CompiledRule], str]] = []
+    plan: list[tuple[list[CompiledRule], str, ResolvedSchema | None]] = []
     for rule_set in stored:
         rules = rule_set_of(db, rule_set)
         compiled = compile_all(rules)
@@ -107,14 +111,17 @@ def refresh_rules(db: Database, change: Footprint, *, since: int | None, lease: 
         else:
             chosen = affected(compiled, change, rules.schema_)
         report.skipped += len(compiled) - len(chosen)
-        plan.append((chosen, rule_set.as_of))
+        plan.append((chosen, rule_set.as_of, rules.schema_))
 
     def work(tx: neo4j.ManagedTransaction) -> tuple[list[RuleResult], int]:
         if lease is not None:
             lease.fence(tx)
         results: list[RuleResult] = []
-        for chosen, as_of in plan:
-            results.extend(run_rules(tx, chosen, parse_as_of(as_of)))
+        report.violations.clear()  # a retried transaction starts over
+        for chosen, as_of, schema in plan:
+            applied, rejected = run_rules(tx, chosen, parse_as_of(as_of), schema)
+            results.extend(applied)
+            report.violations.extend(rejected)
         version = mark_changed(tx, "rules refresh") if results else _graph_version(tx)
         tx.run(query("rules/ruleset_mark"), {"graph_version": version}).consume()
         return results, version

@@ -21,6 +21,7 @@ from kag_neo4j.rules.apply import ApplyResult, RuleResult, bind, compile_all, pa
 from kag_neo4j.rules.compile import CompiledRule
 from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet, load_rule_texts
+from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.metagraph import read_schema
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
@@ -97,13 +98,15 @@ def apply_and_register(db: Database, rules: RuleSet, *, as_of: str | date | date
     namespace = rules.namespace or ""
     previous = next((s for s in db.read_tx(read_rule_sets) if s.namespace == namespace), None)
     removed = _removed(db, previous, {rule.id for rule in compiled})
+    violations: list[ConstraintViolation] = []
 
     def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
         lease.fence(tx)
         for rule in removed:
             for statement in rule.retract:
                 tx.run(statement.cypher, bind(statement, rule, instant)).consume()
-        results = run_rules(tx, compiled, instant)
+        results, found = run_rules(tx, compiled, instant, rules.schema_)
+        violations[:] = found  # a retried transaction starts over
         version = mark_changed(tx, "rules apply")
         params: dict[str, Any] = {
             "namespace": namespace, "sources": list(rules.sources), "texts": list(rules.texts),
@@ -115,4 +118,5 @@ def apply_and_register(db: Database, rules: RuleSet, *, as_of: str | date | date
         tx.run(query("rules/ruleset_save"), params).consume()
         return results
 
-    return ApplyResult(as_of=instant.isoformat(), rules=db.write_tx(work))
+    applied = db.write_tx(work)
+    return ApplyResult(as_of=instant.isoformat(), rules=applied, violations=violations)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+import typer
 
 from kag_neo4j.store.database import Connection
 
@@ -39,3 +41,17 @@ def set_connection_env(monkeypatch: pytest.MonkeyPatch, connection: Connection) 
             monkeypatch.delenv(key, raising=False)
         else:
             monkeypatch.setenv(key, value)
+
+
+def load_app(monkeypatch: pytest.MonkeyPatch, connection: Connection, home: Path, dimension: int) -> typer.Typer:
+    """An app with ``load`` and ``delete`` whose runs use ``connection``, the hashing embedder of
+    ``dimension`` and ``home`` (all undone after the test)."""
+    from kag_neo4j.cli.load import register
+
+    app = typer.Typer()
+    register(app)
+    set_connection_env(monkeypatch, connection)
+    monkeypatch.setenv("KAG_EMBEDDER", "hashing")
+    monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(dimension))
+    monkeypatch.setenv("KAG_HOME", str(home))
+    return app

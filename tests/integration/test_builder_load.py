@@ -13,7 +13,7 @@ from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.store.database import Database
 from tests.integration.builder_support import capitalised_extractor, snapshot
-from tests.integration.cli_env import set_connection_env
+from tests.integration.cli_env import load_app
 from tests.integration.conftest import TEST_DIMENSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "builder"
@@ -115,17 +115,9 @@ def test_changed_document_replaces_exactly_its_facts(
 
 def test_load_command_light_mode(db: Database, monkeypatch: pytest.MonkeyPatch,
                                  tmp_path: Path) -> None:
-    import typer
     from typer.testing import CliRunner
 
-    from kag_neo4j.cli.load import register
-
-    app = typer.Typer()
-    register(app)
-    set_connection_env(monkeypatch, db.connection)
-    monkeypatch.setenv("KAG_EMBEDDER", "hashing")
-    monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
-    monkeypatch.setenv("KAG_HOME", str(tmp_path))
+    app = load_app(monkeypatch, db.connection, tmp_path, TEST_DIMENSION)
     runner = CliRunner()
     result = runner.invoke(app, ["load", str(FIXTURES / "passages.json"), "--mode", "light", "--json"])
     assert result.exit_code == 0, result.output

@@ -13,6 +13,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from kag_neo4j.builder.normalise import name_key
+from kag_neo4j.schema.constraints import required
+
+from kag_neo4j.schema.models import ResolvedProperty
 
 if TYPE_CHECKING:
     from kag_neo4j.schema.models import ResolvedSchema
@@ -38,8 +41,8 @@ class RelationInfo:
     target: str
     display_name: str | None = None
     multi_value: bool = False
-    #: edge properties: name -> value type (``fundTrans.transAmt -> Integer``)
-    properties: dict[str, str] = field(default_factory=dict)
+    #: edge properties: name -> declaration (``fundTrans.transAmt``: Integer), checked on write
+    properties: dict[str, ResolvedProperty] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,10 +52,12 @@ class TypeInfo:
     display_name: str | None = None
     description: str | None = None
     ancestors: tuple[str, ...] = ()
-    #: literal properties: name -> value type (rule-derived properties left out)
-    properties: dict[str, str] = field(default_factory=dict)
+    #: literal properties: name -> declaration (value type, constraints; rule-derived properties left out)
+    properties: dict[str, ResolvedProperty] = field(default_factory=dict)
     property_display: dict[str, str] = field(default_factory=dict)
     relations: dict[str, RelationInfo] = field(default_factory=dict)
+    #: ``NotNull`` literal properties (:func:`kag_neo4j.schema.constraints.required`)
+    required: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,7 +165,7 @@ def schema_view(schema: ResolvedSchema | SchemaView) -> SchemaView:
         return schema
     types: dict[str, TypeInfo] = {}
     for spg_type in schema.types:
-        properties = {p.name: p.value_type for p in spg_type.properties if not p.rule}
+        properties = {p.name: p for p in spg_type.properties if not p.rule}
         property_display = {p.name: p.display_name for p in spg_type.properties if p.display_name and not p.rule}
         relations = {
             rel.name: RelationInfo(
@@ -168,7 +173,7 @@ def schema_view(schema: ResolvedSchema | SchemaView) -> SchemaView:
                 target=rel.target,
                 display_name=rel.display_name,
                 multi_value=rel.constraints.multi_value,
-                properties={p.name: p.value_type for p in rel.properties},
+                properties={p.name: p for p in rel.properties},
             )
             for rel in spg_type.relations
             if not rel.rule
@@ -182,5 +187,6 @@ def schema_view(schema: ResolvedSchema | SchemaView) -> SchemaView:
             properties=properties,
             property_display=property_display,
             relations=relations,
+            required=required(spg_type),
         )
     return SchemaView(namespace=schema.namespace, types=types)

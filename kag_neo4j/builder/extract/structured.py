@@ -41,10 +41,11 @@ from kag_neo4j.builder.records import (
 )
 from kag_neo4j.builder.normalise import normalise_value
 from kag_neo4j.builder.split import record_text
+from kag_neo4j.schema.constraints import ConstraintViolation, Where, check_targets, check_value, missing_required
+from kag_neo4j.schema.models import ResolvedProperty
 
 from .base import ExtractionResult
 from .schema_view import RelationInfo, SchemaView
-from .standard import ValueTypeMismatch, typed_value
 
 #: what a reference to a record the load lacks becomes (see :func:`structured_extract`)
 Dangling = Literal["skip", "create"]
@@ -90,7 +91,7 @@ def _scalar(value: Any) -> PropertyValue | None:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _properties_column(value: Any) -> dict[str, PropertyValue]:
+def _properties_column(value: Any) -> dict[str, Any]:
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
             value = json.loads(value)
@@ -98,12 +99,7 @@ def _properties_column(value: Any) -> dict[str, PropertyValue]:
             return {}
     if not isinstance(value, dict):
         return {}
-    result = {}
-    for key, item in value.items():
-        scalar = _scalar(item)
-        if scalar is not None:
-            result[str(key)] = scalar
-    return result
+    return {str(key): item for key, item in value.items()}
 
 
 class _Table:
@@ -189,6 +185,11 @@ class RecordIndex:
             return reference, reference
         return None
 
+    def knows(self, type_name: str, reference: str) -> bool:
+        """Whether ``reference`` is the record id of a ``type_name`` record of the load."""
+        table = self._tables.get(type_name)
+        return table is not None and reference in table.names
+
     def name_for(self, type_name: str | None, reference: str) -> str:
         """The name of the record ``reference`` denotes (itself when unknown)."""
         found = self.resolve(type_name, reference)
@@ -267,19 +268,38 @@ def _resolve_column(schema: SchemaView, type_name: str, column: str) -> tuple[Re
     return None, None
 
 
-def _typed(value_type: str | None, key: str, text: str, where: str, issues: list[str]) -> PropertyValue:
-    """A cell typed as the schema declares it; a ``Text`` cell stays text (a date-named one in ISO
-    form, as text extraction writes dates); an undeclared one is kept as it is."""
-    if value_type is None:
-        return text.strip()
-    if value_type == "Text":
-        value, _unit = normalise_value(key, text)
-        return value if isinstance(value, str) else text.strip()
-    try:
-        return typed_value(value_type, text)
-    except ValueTypeMismatch as exc:
-        issues.append(f"{where}: {exc}; kept as text")
-        return text.strip()
+def _checked(prop: ResolvedProperty | None, key: str, value: Any, type_name: str, where: Where,
+             violations: list[ConstraintViolation]) -> PropertyValue | None:
+    """A cell (or a JSON record's value) typed and held against the schema's constraints
+    (:func:`~kag_neo4j.schema.constraints.check_value`: value type, ``Enum``, ``Regular``,
+    ``MultiValue`` for a list); None when it breaks them (the violation is reported, the value
+    left out). A ``Text`` cell that is a date-named key's date is in ISO form (as text extraction
+    writes dates); an undeclared value is kept as it is (a list as JSON text)."""
+    if prop is None:
+        return _scalar(value)
+    if prop.value_type == "Text" and isinstance(value, str):
+        normalised, _unit = normalise_value(key, value)
+        value = normalised if isinstance(normalised, str) else value.strip()
+    checked = check_value(prop, value, type_name=type_name, where=where)
+    if checked.violation is not None:
+        violations.append(checked.violation)
+        return None
+    return _scalar(checked.value)
+
+
+def _targets(relation: RelationInfo, cell: str, index: RecordIndex | None, type_name: str, where: Where,
+             violations: list[ConstraintViolation]) -> list[str]:
+    """The references a relation cell names: one per comma-separated value; a single-valued
+    relation's cell that is itself a record id of the target type is one reference, and a cell
+    naming several targets of a relation without ``MultiValue`` is a violation (no reference)."""
+    parts = [part for part in _LIST.split(cell) if part]
+    if len(parts) > 1 and not relation.multi_value and index is not None and index.knows(relation.target, cell):
+        return [cell]
+    broken = check_targets(type_name, relation.name, relation.multi_value, parts, where=where)
+    if broken is not None:
+        violations.append(broken)
+        return []
+    return parts
 
 
 def record_properties(
@@ -288,44 +308,47 @@ def record_properties(
     special: set[str],
     schema: SchemaView | None,
     schema_type: str | None,
-    issues: list[str],
-    where: str,
+    where: Where,
+    violations: list[ConstraintViolation],
     *,
     relation: RelationInfo | None = None,
+    index: RecordIndex | None = None,
 ) -> tuple[dict[str, PropertyValue], list[tuple[str, RelationInfo, str]]]:
     """THE place where a structured record becomes a property map (node rows, and with
     ``relation`` the rows of an edge table): every column that is not the id, name, description,
     aliases or type (the ends, for an edge row) is a property - its key spelled as the schema
-    spells it, its value typed as the schema types it
-    (:func:`~kag_neo4j.builder.extract.standard.typed_value`; an edge property by the relation's
-    sub-properties) - or, when it names a relation of the type, a list of references
-    ``(column, relation, value)`` (one per comma-separated value). A concept-valued column is
-    both: the property keeps the text (``index = '价格'``), the reference links the concept."""
+    spells it, its value typed and checked as the schema declares it (:func:`_checked`; an edge
+    property by the relation's sub-properties; a value that breaks the constraints is left out and
+    reported in ``violations``, the rest of the record is kept) - or, when it names a relation of
+    the type, a list of references ``(column, relation, value)`` (:func:`_targets`). A
+    concept-valued column is both: the property keeps the text (``index = '价格'``), the reference
+    links the concept."""
     properties: dict[str, PropertyValue] = {}
     references: list[tuple[str, RelationInfo, str]] = []
     info = schema.types.get(schema_type) if schema is not None and schema_type and relation is None else None
+    declared = relation.properties if relation is not None else info.properties if info is not None else {}
+    owner = f"{schema_type}.{relation.name}" if relation is not None else schema_type or ""
     for column in columns:
         if column in special:
             continue
         value = row.get(column)
         if column.casefold() == "properties":
-            properties.update(_properties_column(value))
-            continue
-        target, prop = _resolve_column(schema, schema_type, column) if schema is not None and info else (None, None)
-        if target is not None:
-            parts = [part for part in _LIST.split(_text(value)) if part]
-            references.extend((column, target, part) for part in parts)
-            if parts and schema is not None and schema.kind(target.target) == "concept":
-                properties[target.name] = ",".join(parts)
-            continue
-        scalar = _scalar(value)
-        if scalar is None:
-            continue
-        key = prop or column
-        if schema is not None and isinstance(scalar, str):
-            types = relation.properties if relation is not None else info.properties if info is not None else {}
-            scalar = _typed(types.get(key), key, scalar, f"{where}: {key}", issues)
-        properties[key] = scalar
+            cells = _properties_column(value)
+        else:
+            target, prop = _resolve_column(schema, schema_type, column) if schema is not None and info else (None, None)
+            if target is not None:
+                parts = _targets(target, _text(value), index, owner, where, violations)
+                references.extend((column, target, part) for part in parts)
+                if parts and schema is not None and schema.kind(target.target) == "concept":
+                    properties[target.name] = ",".join(parts)
+                continue
+            cells = {prop or column: value}
+        for key, cell in cells.items():
+            if cell is None or (isinstance(cell, str) and not cell.strip()):
+                continue
+            typed = _checked(declared.get(key), key, cell, owner, where, violations)
+            if typed is not None:
+                properties[key] = typed
     return properties, references
 
 
@@ -347,7 +370,7 @@ class _Rows:
         concept = self.schema is not None and self.schema.kind(type_name) == "concept"
         found = self.index.resolve(type_name, reference, hierarchy=concept)
         if found is None:
-            dangling.append(DanglingReference(source=self.doc.source, row=number + 2, column=column,
+            dangling.append(DanglingReference(source=self.doc.source, row=number + 1, column=column,
                                               target_type=type_name or "?", reference=reference, created=self.create))
             if self.create:
                 return reference, reference
@@ -379,15 +402,22 @@ def _node_rows(
         record_id = _text(row.get(id_column)) if id_column else ""
         name = (_text(row.get(name_column)) if name_column else "") or record_id
         if not name:
-            issues.append(f"row {number + 2} of {doc.source} has no id or name column value; skipped")
+            issues.append(f"row {number + 1} of {doc.source} has no id or name column value; skipped")
             results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured", issues=issues))
             continue
         if kind == "concept":  # concept tables are loaded as the taxonomy (kag_neo4j.builder.concept_tables)
             results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured"))
             continue
         aliases = [a for a in _SPLIT.split(_text(row.get(alias_column))) if a] if alias_column else []
-        where = f"{doc.source} row {number + 2}"
-        properties, references = record_properties(row, columns, special, schema, schema_type, issues, where)
+        where = Where(file=doc.source, row=number + 1, chunk=chunk_id)
+        violations: list[ConstraintViolation] = []
+        properties, references = record_properties(row, columns, special, schema, schema_type, where, violations,
+                                                   index=index)
+        if schema_type is not None and updated is None:  # the row's NotNull columns (an update row sets some)
+            present = {*properties, *(v.property for v in violations), "name", *(("id",) if record_id else ()),
+                       *(("desc", "description") if description_column and _text(row.get(description_column)) else ())}
+            assert schema is not None
+            violations.extend(missing_required(schema_type, schema.types[schema_type].required, present, where=where))
         relations: list[ExtractedRelation] = []
         targets: list[ExtractedEntity] = []
         role_ids: dict[str, tuple[str, str]] = {}
@@ -427,10 +457,11 @@ def _node_rows(
                 id=record_id or None,
             )
             results.append(ChunkExtraction(chunk_id=chunk_id, entities=unique_targets, events=[event],
-                                           mode="structured", issues=issues, dangling=dangling))
+                                           mode="structured", issues=issues, dangling=dangling,
+                                           violations=violations))
             continue
         results.append(ChunkExtraction(chunk_id=chunk_id, entities=[entity, *unique_targets], relations=relations,
-                                       mode="structured", issues=issues, dangling=dangling))
+                                       mode="structured", issues=issues, dangling=dangling, violations=violations))
     return results
 
 
@@ -479,7 +510,7 @@ def _edge_rows(
             predicate = predicate or stem.group(2)
             object_type = object_type or stem.group(3)
         if not (source and target and predicate):
-            issues.append(f"row {number + 2} of {doc.source} lacks a source, target or predicate; skipped")
+            issues.append(f"row {number + 1} of {doc.source} lacks a source, target or predicate; skipped")
             results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured", issues=issues))
             continue
         declared: RelationInfo | None = None
@@ -488,8 +519,9 @@ def _edge_rows(
             object_type = schema.resolve_type(object_type) or object_type
             declared = schema.resolve_relation(subject_type, predicate) if subject_type else None
             predicate = declared.name if declared is not None else predicate
-        where = f"{doc.source} row {number + 2}"
-        properties, _ = record_properties(row, columns, special, schema, subject_type or None, issues, where,
+        where = Where(file=doc.source, row=number + 1, chunk=chunk_id)
+        violations: list[ConstraintViolation] = []
+        properties, _ = record_properties(row, columns, special, schema, subject_type or None, where, violations,
                                           relation=declared or RelationInfo(name=predicate, target=object_type))
         confidence = properties.pop("confidence", None)
         if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
@@ -499,7 +531,8 @@ def _edge_rows(
         subject = rows.target(subject_type or None, source, number, source_column, dangling)
         obj = rows.target(object_type or None, target, number, target_column, dangling)
         if subject is None or obj is None:
-            results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured", issues=issues, dangling=dangling))
+            results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured", issues=issues, dangling=dangling,
+                                           violations=violations))
             continue
         (subject_id, subject_name), (object_id, object_name) = subject, obj
         entities = [
@@ -520,7 +553,8 @@ def _edge_rows(
         )
         results.append(
             ChunkExtraction(
-                chunk_id=chunk_id, entities=entities, relations=[relation], mode="structured", issues=issues
+                chunk_id=chunk_id, entities=entities, relations=[relation], mode="structured", issues=issues,
+                violations=violations,
             )
         )
     return results

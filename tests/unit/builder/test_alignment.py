@@ -68,7 +68,8 @@ def test_literal_schema_property_becomes_a_node_property(schema) -> None:
     extraction = ChunkExtraction(chunk_id=chunks[0].id, entities=[ent("Acme", "Company")],
                                  relations=[rel("Acme", "foundedYear", "1990")])
     aligned = Aligner(schema).align_document(document, chunks, [extraction])
-    assert aligned.entities["Organization:acme"].properties == {"foundedYear": "1990"}
+    # foundedYear is Integer in the schema: the numeral is written as a number
+    assert aligned.entities["Organization:acme"].properties == {"foundedYear": 1990}
     assert aligned.facts == []
 
 

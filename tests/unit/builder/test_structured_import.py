@@ -10,7 +10,6 @@ import pytest
 from kag_neo4j.builder.alignment import Aligner
 from kag_neo4j.builder.concept_tables import concept_taxonomy, concept_type
 from kag_neo4j.builder.extract import Extraction, schema_view
-from kag_neo4j.builder.extract.standard import ValueTypeMismatch, standard_value, typed_value
 from kag_neo4j.builder.extract.structured import RecordIndex, structured_extract, update_target
 from kag_neo4j.builder.readers import read_file
 from kag_neo4j.builder.readers.common import ReadOptions
@@ -20,6 +19,7 @@ from kag_neo4j.builder.split import split_document
 from kag_neo4j.errors import ConfigError, ReadError
 from kag_neo4j.schema.parser import parse_schema
 from kag_neo4j.schema.validate import load_schema, validate_schema
+from kag_neo4j.schema.value_types import ValueTypeMismatch, typed
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SCHEMAS = FIXTURES / "schemas"
@@ -40,29 +40,30 @@ def _doc(record_type: str, records: list[dict[str, str]], **metadata: object) ->
 
 
 def test_values_are_typed_as_the_schema_says() -> None:
-    assert typed_value("Integer", " 58 ") == 58
-    assert typed_value("Float", "1,234.5") == 1234.5
-    assert typed_value("Text", "20230906") == "20230906"
-    assert typed_value(None, " x ") == "x"
-    assert typed_value("STD.ChinaMobile", "+86 150-1234-5678") == "15012345678"
-    assert typed_value("STD.ChinaMobile", "150****3237") == "150****3237"  # a mask stays a mask
-    assert typed_value("STD.IdCardNo", "11010 5199001011234x") == "110105199001011234X"
-    assert standard_value("Email", " Ada@Example.ORG ") == "ada@example.org"
-    assert standard_value("Date", "2023年9月6日") == "2023-09-06"
+    assert typed("Integer", " 58 ") == 58
+    assert typed("Float", "1,234.5") == 1234.5
+    assert typed("Text", "20230906") == "20230906"
+    assert typed("STD.ChinaMobile", "+86 150-1234-5678") == "15012345678"
+    assert typed("STD.ChinaMobile", "150****3237") == "150****3237"  # a mask stays a mask
+    assert typed("STD.IdCardNo", "11010 519900101103x") == "11010519900101103X"
+    assert typed("STD.Email", " Ada@Example.ORG ") == "ada@example.org"
+    assert typed("STD.Date", "2023年9月6日") == "2023-09-06"
     with pytest.raises(ValueTypeMismatch):
-        typed_value("Integer", "fifty")
+        typed("Integer", "fifty")
     with pytest.raises(ValueTypeMismatch):
-        typed_value("Integer", "5.5")
+        typed("Integer", "5.5")
 
 
 def test_record_properties_follow_the_schema_and_report_mismatches() -> None:
     schema = schema_view(validate_schema(parse_schema(PHONE_SCHEMA)))
     doc = _doc("Shop", [{"id": "s1", "name": "A", "hasPhone": "0086 139 0000 1111", "staff": "12", "rating": "4.5"},
-                        {"id": "s2", "name": "B", "staff": "many"}])
+                        {"id": "s2", "name": "B", "staff": "many", "rating": "4"}])
     first, second = structured_extract(doc, schema=schema).extractions
     assert first.entities[0].properties == {"hasPhone": "13900001111", "staff": 12, "rating": 4.5}
-    assert second.entities[0].properties == {"staff": "many"}
-    assert any("staff" in issue and "not a number" in issue for issue in second.issues)
+    assert second.entities[0].properties == {"rating": 4.0}  # the mismatch is left out, the rest is kept
+    (violation,) = second.violations
+    assert (violation.where.file, violation.where.row, violation.property, violation.constraint, violation.value) == \
+        ("Shop.csv", 2, "staff", "ValueType", "many")
 
 
 def test_references_resolve_by_id_then_by_a_key_column_else_dangle() -> None:
