@@ -65,7 +65,7 @@ def _chunk_item(record: neo4j.Record) -> RetrieverResultItem:
 
 
 class KagHybridRetriever(Retriever):
-    """Hybrid retrieval (dense + fulltext + PPR, weighted RRF) as a neo4j-graphrag ``Retriever``.
+    """Hybrid retrieval (``KAG.search``: dense + PPR fused by RRF) as a neo4j-graphrag ``Retriever``.
 
     ``recipe`` names one of ``kag_neo4j.solver.retrieval.RECIPES`` (``hybrid``, ``dense``,
     ``fulltext``, ``dense+ppr``); ``search(..., recipe=...)`` overrides it per call. ``link_k``

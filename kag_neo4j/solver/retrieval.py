@@ -90,15 +90,17 @@ class RetrievalConfig(BaseModel):
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
 
+# fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md)
+_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0))
+
 RECIPES: dict[str, RetrievalConfig] = {
-    # fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md)
-    "hybrid": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0)),
+    "hybrid": _HYBRID,
     "dense": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=0)),
     "fulltext": RetrievalConfig(weights=RetrievalWeights(dense=0, fulltext=1, ppr=0)),
     "dense+ppr": RetrievalConfig(weights=RetrievalWeights(dense=1, fulltext=0, ppr=1)),
     # "hybrid" with exact PageRank over the whole GDS projection (needs GDS), or local PageRank in Cypher
-    "hybrid-gds": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0), ppr_backend="gds"),
-    "hybrid-cypher": RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.3, ppr=1.0), ppr_backend="cypher"),
+    "hybrid-gds": _HYBRID.model_copy(update={"ppr_backend": "gds"}),
+    "hybrid-cypher": _HYBRID.model_copy(update={"ppr_backend": "cypher"}),
 }
 
 
