@@ -64,3 +64,11 @@ def test_only_a_server_without_gds_warns() -> None:
     assert Capabilities(gds=True).warnings == []
     assert Capabilities(gds=False).warnings == [NO_GDS_WARNING]
     assert "\n" not in NO_GDS_WARNING and "plain Cypher" in NO_GDS_WARNING
+
+
+def test_the_backend_recipes_are_the_hybrid_recipe_with_a_backend() -> None:
+    from kag_neo4j.solver.retrieval import RECIPES
+
+    for name, backend in (("hybrid-gds", "gds"), ("hybrid-cypher", "cypher")):
+        assert RECIPES[name].ppr_backend == backend
+        assert RECIPES[name].model_dump(exclude={"ppr_backend"}) == RECIPES["hybrid"].model_dump(exclude={"ppr_backend"})
