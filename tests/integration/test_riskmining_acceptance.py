@@ -118,7 +118,8 @@ def test_the_readme_queries_give_the_sets_the_rules_imply(db: Database, monkeypa
 
     want = expected_sets(FOLDER)
     # the excerpt is not vacuous and has its boundary cases: person 1 has exactly 5 devices with
-    # the gambling apps (not more than 5), a 诈骗 app is released but is no gambling app
+    # the gambling apps (not more than 5; one of them, shared with person 0, lists an app twice -
+    # still one device), a 诈骗 app is released but is no gambling app
     assert want["gambling apps"] and want["developers"] and want["owners"]
     assert "1" not in want["developers"]
     assert want["release (person, app)"] - {("10", a) for a in want["gambling apps"]}
