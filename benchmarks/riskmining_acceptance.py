@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in QUERIES:
         equal = got[name] == want[name]
         failed = failed or not equal
-        lines.append(f"| {name} | {len(want[name])} | {len(got[name])} | {'yes' if equal else 'NO'} | {_show(got[name])} |")
+        mark = "yes" if equal else "NO"
+        lines.append(f"| {name} | {len(want[name])} | {len(got[name])} | {mark} | {_show(got[name])} |")
         if not equal:
             lines.append(f"| &nbsp;&nbsp;missing / extra | | | | {_show(want[name] - got[name])} / "
                          f"{_show(got[name] - want[name])} |")

@@ -43,8 +43,10 @@ QUERIES: dict[str, str] = {
                   "RETURN DISTINCT p.record_id AS s",
     "owners": "MATCH (p:Person)-[:BELONGS_TO]->(:Concept:TaxOfRiskUser {name: $owner}) "
               "RETURN DISTINCT p.record_id AS s",
-    "developed (person, app)": "MATCH (p:Person)-[:developed]->(a:App) RETURN DISTINCT p.record_id AS s, a.record_id AS o",
-    "release (person, app)": "MATCH (p:Person)-[:release]->(a:App) RETURN DISTINCT p.record_id AS s, a.record_id AS o",
+    "developed (person, app)": "MATCH (p:Person)-[:developed]->(a:App) "
+                               "RETURN DISTINCT p.record_id AS s, a.record_id AS o",
+    "release (person, app)": "MATCH (p:Person)-[:release]->(a:App) "
+                             "RETURN DISTINCT p.record_id AS s, a.record_id AS o",
     # the same sets along the derived relations rather than the classes
     "developers of gambling apps (via developed)":
         "MATCH (p:Person)-[:developed]->(:App)-[:BELONGS_TO]->(:Concept:TaxOfRiskApp {name: $gambling}) "
@@ -68,7 +70,8 @@ def expected_sets(folder: Path) -> dict[str, set[object]]:
     """The rule definitions' meaning over the CSVs, in plain Python (keys as the columns use them)."""
     apps = {r["id"]: r for r in _rows(folder, "App")}
     cert_by_num = {r["certNum"]: r["id"] for r in _rows(folder, "Cert")}
-    installs = {r["id"]: {a.strip() for a in r["install"].split(",") if a.strip() in apps} for r in _rows(folder, "Device")}
+    installs = {r["id"]: {a.strip() for a in r["install"].split(",") if a.strip() in apps}
+                for r in _rows(folder, "Device")}
     devices: dict[str, set[str]] = {}
     for r in _rows(folder, "Person_hasDevice_Device"):
         if r["dst"] in installs:
