@@ -207,13 +207,19 @@ def table(name: str, exp: Expected, got: Expected, dangling: dict[str, int], sec
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def demo_arguments(description: str | None) -> argparse.ArgumentParser:
+    """The options of a script that loads KAG's demos into the (emptied) configured database."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--yes", action="store_true", help="confirm that the configured database may be emptied")
     data = default_data_dir() or Path("../shared/benchmarks")
     parser.add_argument("--demos", type=Path, default=data / "demos", help="KAG's demo folders (default: "
                         "KAG_BENCHMARKS_DIR or ../shared/benchmarks, then demos/)")
     parser.add_argument("--schemas", type=Path, default=data / "schemas", help="their .schema files")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = demo_arguments(__doc__)
     parser.add_argument("--only", default=",".join(DEMOS), help="demos to load, comma separated")
     args = parser.parse_args(argv)
     if not args.yes:

@@ -15,7 +15,6 @@ tests/integration/test_riskmining_acceptance.py, csv module only). Prints a Mark
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,6 @@ sys.path.insert(0, str(ROOT))
 from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types  # noqa: E402
 from kag_neo4j.builder.readers.common import ReadOptions  # noqa: E402
 from kag_neo4j.config import load_settings  # noqa: E402
-from kag_neo4j.eval.datasets import default_data_dir  # noqa: E402
 from kag_neo4j.models.hashing import HashingEmbedder  # noqa: E402
 from kag_neo4j.rules.apply import apply_rules  # noqa: E402
 from kag_neo4j.rules.load import load_rules  # noqa: E402
@@ -34,6 +32,8 @@ from kag_neo4j.schema.validate import load_schema  # noqa: E402
 from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_riskmining_acceptance import QUERIES, derived_sets, expected_sets  # noqa: E402
+
+from demos_load import demo_arguments  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
 
 
 def _show(items: set[object], limit: int = 6) -> str:
@@ -43,12 +43,7 @@ def _show(items: set[object], limit: int = 6) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--yes", action="store_true", help="confirm that the configured database may be emptied")
-    data = default_data_dir() or Path("../shared/benchmarks")
-    parser.add_argument("--demos", type=Path, default=data / "demos", help="KAG's demo folders (default: "
-                        "KAG_BENCHMARKS_DIR or ../shared/benchmarks, then demos/)")
-    parser.add_argument("--schemas", type=Path, default=data / "schemas", help="their .schema files")
+    parser = demo_arguments(__doc__)
     parser.add_argument("--as-of", default="2024-02-01", help="the date now() means (the rules use none)")
     args = parser.parse_args(argv)
     if not args.yes:
