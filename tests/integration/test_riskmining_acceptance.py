@@ -13,7 +13,6 @@ full demo.
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from kag_neo4j.cli import app
 from kag_neo4j.store.database import Database
 from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.kag_demo_tables import table
 
 pytestmark = pytest.mark.integration
 
@@ -58,22 +58,14 @@ QUERIES: dict[str, str] = {
 PARAMS = {"gambling": GAMBLING, "developer": DEVELOPER, "owner": OWNER}
 
 
-def _rows(folder: Path, name: str) -> list[dict[str, str]]:
-    path = folder / f"{name}.csv"
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        return [{k.strip(): (v or "").strip() for k, v in row.items()} for row in csv.DictReader(handle)]
-
-
 def expected_sets(folder: Path) -> dict[str, set[object]]:
     """The rule definitions' meaning over the CSVs, in plain Python (keys as the columns use them)."""
-    apps = {r["id"]: r for r in _rows(folder, "App")}
-    cert_by_num = {r["certNum"]: r["id"] for r in _rows(folder, "Cert")}
+    apps = {r["id"]: r for r in table(folder, "App")}
+    cert_by_num = {r["certNum"]: r["id"] for r in table(folder, "Cert")}
     installs = {r["id"]: {a.strip() for a in r["install"].split(",") if a.strip() in apps}
-                for r in _rows(folder, "Device")}
+                for r in table(folder, "Device")}
     devices: dict[str, set[str]] = {}
-    for r in _rows(folder, "Person_hasDevice_Device"):
+    for r in table(folder, "Person_hasDevice_Device"):
         if r["dst"] in installs:
             devices.setdefault(r["src"], set()).add(r["dst"])
     # developed: (s)-[:hasDevice]->(d)-[:install]->(o), group(s,o).count(d) > 5
@@ -81,13 +73,13 @@ def expected_sets(folder: Path) -> dict[str, set[object]]:
                  if sum(1 for d in owned if app in installs[d]) > 5}
     # release: (s)-[:holdShare]->(c:Company)-[:hasCert]->(cert)<-[:useCert]-(o)
     company_certs: dict[str, set[str]] = {}
-    for r in _rows(folder, "Company_hasCert_Cert"):
+    for r in table(folder, "Company_hasCert_Cert"):
         if r["dst"] in cert_by_num:
             company_certs.setdefault(r["src"], set()).add(cert_by_num[r["dst"]])
     app_cert = {a: cert_by_num.get(r["useCert"]) for a, r in apps.items()}
-    release = {(r["src"], app) for r in _rows(folder, "Person_holdShare_Company")
+    release = {(r["src"], app) for r in table(folder, "Person_holdShare_Company")
                for cert in company_certs.get(r["dst"], ()) for app, used in app_cert.items() if used == cert}
-    paid = {(r["src"], r["dst"]) for r in _rows(folder, "Person_fundTrans_Person")}
+    paid = {(r["src"], r["dst"]) for r in table(folder, "Person_fundTrans_Person")}
     gambling = {a for a, r in apps.items() if "赌博" in r["riskMark"]}  # riskMark like "%赌博%"
     developers = {p for p, a in developed if a in gambling}
     owners = {s for s, a in release if a in gambling for u, a2 in developed if a2 == a and (s, u) in paid}
