@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kag_neo4j.builder.records import ChunkRecord, DanglingReference, PropertyValue, SourceDocument
+from kag_neo4j.builder.records import ChunkRecord, DanglingReference, OpenFactRow, PropertyValue, SourceDocument
 from kag_neo4j.schema.constraints import ConstraintViolation
 
 #: node kinds a fact can start or end at (both are written with an ``id`` uniqueness constraint)
@@ -140,6 +140,8 @@ class AlignedDocument:
     violations: list[ConstraintViolation] = field(default_factory=list)
     #: references of structured rows that no record of the load matched (their relations are skipped)
     dangling: list[DanglingReference] = field(default_factory=list)
+    #: ``S,P,O`` rows the schema could not fully type (written as open facts)
+    open_facts: list[OpenFactRow] = field(default_factory=list)
     #: chunks whose extraction failed; the document is then written but not marked complete,
     #: so the next load retries it
     failed_chunks: list[str] = field(default_factory=list)

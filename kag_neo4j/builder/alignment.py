@@ -209,6 +209,7 @@ class Aligner:
             issues.extend(extraction.issues)
             aligned.violations.extend(extraction.violations)
             aligned.dangling.extend(extraction.dangling)
+            aligned.open_facts.extend(extraction.open_facts)
             by_chunk.setdefault(extraction.chunk_id, []).extend(
                 self._entity_records(extraction, issues, place, aligned.violations))
         # relation and role endpoints that were not extracted as entities become records too

@@ -160,6 +160,10 @@ class LoadSummary(BaseModel):
     dangling_references: dict[str, int] = Field(default_factory=dict)
     #: the first of them, one line each (file, row, column, reference)
     dangling_samples: list[str] = Field(default_factory=list)
+    #: ``S,P,O`` rows the schema could not fully type (kept as open facts), per file
+    open_facts: dict[str, int] = Field(default_factory=dict)
+    #: the first of them, one line each (file, row, what stayed untyped and why)
+    open_fact_samples: list[str] = Field(default_factory=list)
     #: concept tables loaded as taxonomies (ConceptType CSVs), and their concepts written
     concept_tables: int = 0
     seconds: float = 0.0
@@ -219,6 +223,10 @@ class LoadSummary(BaseModel):
             total = sum(self.dangling_references.values())
             rows.append(("dangling references", f"{total}: " + ", ".join(
                 f"{where} {count}" for where, count in sorted(self.dangling_references.items()))))
+        if self.open_facts:
+            total = sum(self.open_facts.values())
+            rows.append(("open facts", f"{total} S,P,O rows the schema cannot type: " + ", ".join(
+                f"{where} {count}" for where, count in sorted(self.open_facts.items()))))
         if self.graph:
             rows.append(("graph", ", ".join(f"{k} {v}" for k, v in self.graph.items())))
         if self.rules is not None:
@@ -412,6 +420,7 @@ class Pipeline:
             self._note_issues(doc.issues)
             self._note_violations(doc.violations)
             self._note_dangling(doc)
+            self._note_open_facts(doc)
             aligned.append(doc)
         self._replace(aligned, stored)
         stats = self.resolver.resolve(aligned)
@@ -433,6 +442,13 @@ class Pipeline:
             self.summary.dangling_references[where] = self.summary.dangling_references.get(where, 0) + 1
             if len(self.summary.dangling_samples) < 20:
                 self.summary.dangling_samples.append(str(reference))
+
+    def _note_open_facts(self, doc: AlignedDocument) -> None:
+        for row in doc.open_facts:
+            where = Path(row.source).name
+            self.summary.open_facts[where] = self.summary.open_facts.get(where, 0) + 1
+            if len(self.summary.open_fact_samples) < 20:
+                self.summary.open_fact_samples.append(str(row))
 
     def _concept_tables(self, documents: list[SourceDocument]) -> list[SourceDocument]:
         """Write the load's concept tables (ConceptType CSVs) as taxonomies; the other documents."""

@@ -102,6 +102,35 @@ class DanglingReference(BaseModel):
                 f"which no {self.target_type} record has (by id or by a key column); {outcome}")
 
 
+class OpenFactRow(BaseModel):
+    """A row of an ``S,P,O`` table that the schema could not (fully) type: what stayed untyped is
+    written as an open fact (an untyped end is a plain entity; an undeclared predicate a
+    ``:RELATED {predicate}`` edge)."""
+
+    source: str
+    row: int
+    subject: str
+    predicate: str
+    object: str
+    #: the type each end got from the schema (None: untyped)
+    subject_type: str | None = None
+    object_type: str | None = None
+    #: whether the schema declares the predicate between the ends' types
+    declared: bool = False
+
+    def __str__(self) -> str:
+        why = []
+        if self.subject_type is None:
+            why.append("the subject names no typed record and the predicate has no single domain")
+        if self.object_type is None:
+            why.append("the object names no typed record or concept")
+        if not self.declared:
+            where = f" on {self.subject_type}" if self.subject_type else ""
+            why.append(f"the schema declares no {self.predicate!r}{where}")
+        ends = f"({self.subject_type or '?'} {self.subject!r})-[{self.predicate}]->({self.object_type or '?'} {self.object!r})"
+        return f"{self.source} row {self.row}: {ends} kept as an open fact: " + "; ".join(why)
+
+
 class ChunkExtraction(BaseModel):
     """Everything extracted from one chunk, before normalisation and alignment."""
 
@@ -117,3 +146,5 @@ class ChunkExtraction(BaseModel):
     violations: list[ConstraintViolation] = Field(default_factory=list)
     #: references of structured rows to records the load does not hold (the relation is skipped)
     dangling: list[DanglingReference] = Field(default_factory=list)
+    #: ``S,P,O`` rows the schema could not fully type (kept as open facts)
+    open_facts: list[OpenFactRow] = Field(default_factory=list)

@@ -155,6 +155,7 @@ class _StructuredAligner:
         chunk_id = extraction.chunk_id
         self.doc.issues.extend(extraction.issues)
         self.doc.dangling.extend(extraction.dangling)
+        self.doc.open_facts.extend(extraction.open_facts)
         self.doc.violations.extend(extraction.violations)  # checked where the row became a property map
         for entity in extraction.entities:
             self.entity(entity, chunk_id)

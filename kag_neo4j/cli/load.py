@@ -151,6 +151,8 @@ def load_command(
             print_note("violation:", violation.message)
         for dangling in summary.dangling_samples[:5]:
             print_note("dangling:", dangling)
+        for row in summary.open_fact_samples[:5]:
+            print_note("open fact:", row)
     _print_read_notes(summary)
     if summary.documents_incomplete:
         raise typer.Exit(1)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ from kag_neo4j.store.database import Database
 from tests.integration.builder_support import snapshot
 from tests.integration.cli_env import set_connection_env
 from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.kag_demo_tables import spo_expected
 
 pytestmark = pytest.mark.integration
 
@@ -200,6 +203,39 @@ def test_medicine_disease_table_is_typed_records_and_taxonomies_are_hierarchies(
         assert {r["name"] for r in got} == concepts
         edges = count(db, "MATCH (:Concept&$($l))-[r:IS_A]->(:Concept&$($l)) RETURN count(r) AS n", l=name)
         assert edges == sum(1 for c in concepts if "-" in c)
+
+
+BOOKKEEPING = {"confidence", "chunk_ids", "doc_ids", "instance"}
+
+
+def test_medicine_spo_rows_are_typed_where_the_schema_says_and_the_rest_reported(
+    db: Database, test_settings: Settings
+) -> None:
+    folder = DEMOS / "medicine"
+    summary = _load(db, test_settings, folder, "Medicine.schema")
+    want = spo_expected(folder, load_schema(str(SCHEMAS / "Medicine.schema")))
+    # the excerpt has each case: a predicate of one domain (applicableMedicine, and 就诊科室, the
+    # display name of hospitalDepartment, into the department taxonomy), a subject named by a
+    # record's alias (脂溢性湿疹), a record subject with an undeclared predicate, untyped rows
+    assert len(want.typed) == 3 and want.open_facts and want.untyped
+    got = db.read("MATCH (a:Entity)-[r]->(b) WHERE type(r) IN $types "
+                  "RETURN labels(a) AS la, coalesce(a.record_id, a.name) AS a, type(r) AS p, labels(b) AS lb, "
+                  "coalesce(b.record_id, b.name) AS b, properties(r) AS props",
+                  types=sorted({rel for _, rel, _ in want.typed}))
+    typed = {(r["a"], r["p"], r["b"], r["props"]["confidence"],
+              tuple(sorted((k, v) for k, v in r["props"].items() if k not in BOOKKEEPING))) for r in got}
+    assert typed == want.facts
+    assert Counter((next(t for t in r["la"] if t != "Entity"), r["p"], next(t for t in r["lb"] if t not in
+                    ("Entity", "Concept"))) for r in got) == want.typed
+    # the department is the taxonomy's concept, not a new node
+    assert count(db, "MATCH (c:Concept:HospitalDepartment) RETURN count(c) AS n") == len(
+        {p for r in rows(folder / "HospitalDepartment.csv") for p in _prefixes(r["id"])})
+    # what the schema cannot type stays an open fact between untyped (or typed) ends, and is reported
+    assert count(db, "MATCH ()-[r:RELATED]->() RETURN count(r) AS n") == want.open_facts
+    untyped = db.read("MATCH (e:Entity) WHERE labels(e) = ['Entity'] RETURN e.name AS name")
+    assert {re.sub(r"[\W_]+", " ", r["name"]).strip().casefold() for r in untyped} == want.untyped
+    assert summary.open_facts == {"SPO.csv": want.reported}
+    assert len(summary.open_fact_samples) == want.reported
 
 
 def test_a_mapping_file_says_what_differently_laid_out_tables_hold(db: Database, test_settings: Settings) -> None:

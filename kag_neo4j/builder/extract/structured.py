@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.builder.records import (
     ChunkExtraction,
     ChunkRecord,
@@ -36,6 +37,7 @@ from kag_neo4j.builder.records import (
     ExtractedEntity,
     ExtractedEvent,
     ExtractedRelation,
+    OpenFactRow,
     PropertyValue,
     SourceDocument,
 )
@@ -129,11 +131,25 @@ class RecordIndex:
     def __init__(self) -> None:
         self._tables: dict[str, _Table] = {}
         self._any: dict[str, set[str]] = {}
+        #: name key of a record's name or id -> (type, record id, name) of the records it denotes
+        self._keys: dict[str, set[tuple[str, str, str]]] = {}
 
     def add(self, type_name: str, record_id: str, name: str, row: dict[str, Any] | None = None,
-            skip: set[str] | None = None) -> None:
+            skip: set[str] | None = None, aliases: Sequence[str] = ()) -> None:
         self._tables.setdefault(type_name, _Table()).add(record_id, name, row or {}, skip or set())
         self._any.setdefault(record_id, set()).add(name)
+        for text in (name, record_id, *aliases):
+            key = name_key(text)
+            if key:
+                self._keys.setdefault(key, set()).add((type_name, record_id, self._tables[type_name].names[record_id]))
+
+    def by_name(self, reference: str, types: Iterable[str]) -> tuple[str, str, str] | None:
+        """``(type, record id, name)`` of the one record of ``types`` whose name, id or alias has
+        the name key of ``reference`` (``Panic_disorder`` finds ``Panic disorder``); None when no
+        record or several do."""
+        allowed = set(types)
+        found = {hit for hit in self._keys.get(name_key(reference), ()) if hit[0] in allowed}
+        return next(iter(found)) if len(found) == 1 else None
 
     def add_document(self, doc: SourceDocument, schema: SchemaView | None = None) -> None:
         """Index a node table; with ``schema``, its reference columns (``Product.hasSupplyChain``)
@@ -146,6 +162,7 @@ class RecordIndex:
         id_column = _column(columns, ID_COLUMNS)
         name_column = _column(columns, NAME_COLUMNS)
         type_column = _column(columns, TYPE_COLUMNS)
+        alias_column = _column(columns, ALIAS_COLUMNS)
         if id_column is None:
             return
         skip = {c for c in (id_column, type_column) if c}
@@ -157,7 +174,8 @@ class RecordIndex:
                 schema_type = schema.resolve_type(type_name) if schema is not None else None
                 references = {c for c in columns if schema_type is not None
                               and _resolve_column(schema, schema_type, c)[0] is not None}
-                self.add(schema_type or type_name, record_id, name or record_id, row, skip | references)
+                aliases = [a for a in _SPLIT.split(_text(row.get(alias_column))) if a] if alias_column else []
+                self.add(schema_type or type_name, record_id, name or record_id, row, skip | references, aliases)
 
     def has_table(self, type_name: str | None) -> bool:
         return type_name is not None and type_name in self._tables
@@ -476,6 +494,38 @@ def _instance(properties: dict[str, PropertyValue], seen: Counter[tuple[str, ...
     return digest if count == 1 else f"{digest}~{count}"
 
 
+#: a relation end typed from the schema: (type, record id or None, name)
+_End = tuple[str, str | None, str]
+
+
+def _spo_ends(schema: SchemaView, index: RecordIndex, predicate: str, subject: str,
+              obj: str) -> tuple[_End | None, _End | None, RelationInfo | None]:
+    """The types an untyped ``S,P,O`` row gets from the schema: the subject's from the one type
+    that declares the predicate (its domain), else from the one entity record of the load whose
+    name (or id) has the subject's name key; the object's from the predicate's range on the
+    subject's type, else from the one entity record or concept of the load named like it. An
+    end of a type that matches a record of the load by name key is that record (its id);
+    otherwise it is identified by its name. None for what the schema cannot type."""
+    entities = [name for name, info in schema.types.items() if info.kind == "entity"]
+    domains = [name for name in schema.relation_anywhere(predicate) if schema.kind(name) == "entity"]
+    subject_end: _End | None = None
+    if len(domains) == 1:
+        subject_end = index.by_name(subject, domains) or (domains[0], None, subject)
+    else:
+        subject_end = index.by_name(subject, entities)
+    relation = schema.resolve_relation(subject_end[0], predicate) if subject_end is not None else None
+    if relation is not None:
+        if schema.kind(relation.target) == "concept":
+            hit = index.by_name(obj, [relation.target])
+            object_end: _End | None = hit if hit is not None else (relation.target, obj, obj)
+        else:
+            object_end = index.by_name(obj, [relation.target]) or (relation.target, None, obj)
+    else:
+        concepts = [name for name, info in schema.types.items() if info.kind == "concept"]
+        object_end = index.by_name(obj, entities + concepts)
+    return subject_end, object_end, relation
+
+
 def _edge_rows(
     doc: SourceDocument, schema: SchemaView | None, index: RecordIndex | None, chunk_ids: dict[int, str], spo: bool,
     dangling_policy: Dangling = "skip",
@@ -501,6 +551,7 @@ def _edge_rows(
     for number, row, chunk_id in _chunked_rows(doc, chunk_ids):
         issues: list[str] = []
         dangling: list[DanglingReference] = []
+        open_facts: list[OpenFactRow] = []
         source, target = _text(row.get(source_column)), _text(row.get(target_column))
         predicate = _text(row.get(predicate_column)) if predicate_column else ""
         subject_type = _text(row.get(from_type_column)) if from_type_column else ""
@@ -514,11 +565,20 @@ def _edge_rows(
             results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured", issues=issues))
             continue
         declared: RelationInfo | None = None
+        ends: tuple[_End | None, _End | None] = (None, None)
         if schema is not None:
             subject_type = schema.resolve_type(subject_type) or subject_type
             object_type = schema.resolve_type(object_type) or object_type
+            if spo and not subject_type and not object_type:  # no type columns: the schema types the row
+                ends = _spo_ends(schema, rows.index, predicate, source, target)[:2]
+                subject_type = ends[0][0] if ends[0] is not None else ""
+                object_type = ends[1][0] if ends[1] is not None else ""
             declared = schema.resolve_relation(subject_type, predicate) if subject_type else None
             predicate = declared.name if declared is not None else predicate
+            if spo and (ends[0] is None or ends[1] is None or declared is None):
+                open_facts = [OpenFactRow(source=doc.source, row=number + 1, subject=source, predicate=predicate,
+                                          object=target, subject_type=subject_type or None,
+                                          object_type=object_type or None, declared=declared is not None)]
         where = Where(file=doc.source, row=number + 1, chunk=chunk_id)
         violations: list[ConstraintViolation] = []
         properties, _ = record_properties(row, columns, special, schema, subject_type or None, where, violations,
@@ -528,11 +588,13 @@ def _edge_rows(
             if confidence is not None:
                 properties["confidence"] = confidence
             confidence = 1.0
-        subject = rows.target(subject_type or None, source, number, source_column, dangling)
-        obj = rows.target(object_type or None, target, number, target_column, dangling)
+        subject = (ends[0][1], ends[0][2]) if ends[0] is not None else \
+            rows.target(subject_type or None, source, number, source_column, dangling)
+        obj = (ends[1][1], ends[1][2]) if ends[1] is not None else \
+            rows.target(object_type or None, target, number, target_column, dangling)
         if subject is None or obj is None:
             results.append(ChunkExtraction(chunk_id=chunk_id, mode="structured", issues=issues, dangling=dangling,
-                                           violations=violations))
+                                           violations=violations, open_facts=open_facts))
             continue
         (subject_id, subject_name), (object_id, object_name) = subject, obj
         entities = [
@@ -549,12 +611,13 @@ def _edge_rows(
             subject_id=subject_id,
             object_id=object_id,
             confidence=float(confidence),
-            instance=_instance(properties, seen, (subject_id, predicate, object_id)) if properties else None,
+            instance=_instance(properties, seen, (subject_id or subject_name, predicate, object_id or object_name))
+            if properties else None,
         )
         results.append(
             ChunkExtraction(
                 chunk_id=chunk_id, entities=entities, relations=[relation], mode="structured", issues=issues,
-                violations=violations,
+                violations=violations, open_facts=open_facts,
             )
         )
     return results
