@@ -18,6 +18,15 @@ In one write transaction:
 7. after the commit, re-apply the registered rules the document touched
    (:mod:`kag_neo4j.rules.refresh`; a load replacing the document does it once, at its end).
 
+A **concept table** (``Industry.csv`` of a ``ConceptType``) is loaded as a taxonomy, not as a
+document: deleting it (by its file's document id, or its path as loaded) removes, in one write
+transaction, the concepts it wrote with every relationship to or from them (their ``IS_A``
+hierarchy, the records' links to them such as ``belongToIndustry``, classifications) and its
+taxonomy record, and increments the graph version; then the registered rules that read what it
+touched (its labels, the linked nodes' labels, the links' types, ``IS_A``/``BELONGS_TO``) are
+re-applied. Loading the table again restores its concepts; the links from other tables' rows
+come back when those tables are loaded again.
+
 The transaction renews the builder lease first when it is given one (``kag-neo4j load`` passes
 its own); otherwise :func:`delete_document` takes the lease for its one delete.
 
@@ -30,7 +39,7 @@ labels of surviving entities.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from neo4j import ManagedTransaction
 from pydantic import BaseModel, Field
@@ -38,7 +47,7 @@ from pydantic import BaseModel, Field
 from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.write import mark_changed
 from kag_neo4j.errors import BuilderError
-from kag_neo4j.rules.footprint import Footprint, document_footprint
+from kag_neo4j.rules.footprint import TAXONOMY, Footprint, document_footprint
 from kag_neo4j.rules.refresh import RefreshReport, refresh_after_change
 from kag_neo4j.store.cypher import query, render
 from kag_neo4j.store.database import Database
@@ -50,6 +59,8 @@ class DeleteReport(BaseModel):
 
     document: str
     found: bool = True
+    #: what the id named: a stored document, or a concept table (loaded as a taxonomy)
+    kind: Literal["document", "concept table"] = "document"
     chunks: int = 0
     entities: int = 0
     events: int = 0
@@ -96,13 +107,30 @@ def restored_entities(contributions: list[dict[str, Any]], doc_id: str) -> list[
     return rows
 
 
+def delete_concept_table_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
+    """Delete the concept table ``doc_id`` names inside an open write transaction (see the module
+    docs); ``found`` is False when it names none."""
+    table = _single(tx, query("builder/concept_table_find"), doc_id=doc_id)
+    if not table:
+        return DeleteReport(document=doc_id, found=False)
+    touched = _single(tx, query("builder/concept_table_touched"), taxonomy=table["taxonomy"])
+    footprint = TAXONOMY | Footprint.of(touched.get("labels") or [], touched.get("types") or [])
+    row = _single(tx, query("builder/concept_table_delete"), taxonomy=table["taxonomy"], key=table["key"])
+    report = DeleteReport(document=table["document_id"] or doc_id, kind="concept table",
+                          concepts=int(row.get("deleted") or 0), relations_deleted=int(row.get("links") or 0),
+                          footprint=footprint)
+    report.graph_version = mark_changed(tx, f"delete concept table {doc_id}")
+    return report
+
+
 def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = None) -> DeleteReport:
-    """Delete ``doc_id`` inside an open write transaction (see the module docs)."""
+    """Delete ``doc_id`` (a document, else a concept table) inside an open write transaction
+    (see the module docs)."""
     if lease is not None:
         lease.fence(tx)
     touched = _single(tx, query("builder/delete_touched"), doc_id=doc_id)
     if not touched:
-        return DeleteReport(document=doc_id, found=False)
+        return delete_concept_table_in_tx(tx, doc_id)
     chunk_ids: list[str] = touched["chunk_ids"]
     report = DeleteReport(document=doc_id, footprint=document_footprint(tx, [doc_id]))
     said = [dict(r) for r in tx.run(query("builder/entity_contributions"), ids=touched["entities"])]
@@ -130,8 +158,8 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = N
 
 
 def delete_document(db: Database, doc_id: str, *, lease: Lease | None = None, refresh_rules: bool = True) -> DeleteReport:
-    """Delete one document and what only it supported; ``found`` is False when there is no such
-    document. Without ``lease`` the builder lease is taken for this one delete. Then (unless
+    """Delete one document and what only it supported, or a concept table (by its file's document
+    id or its path as loaded); ``found`` is False when ``doc_id`` names neither. Without ``lease`` the builder lease is taken for this one delete. Then (unless
     ``refresh_rules`` is False: a load replacing the document re-applies them once, at its end)
     the registered rules the delete touched are re-applied (:mod:`kag_neo4j.rules.refresh`)."""
     if not doc_id or not doc_id.strip():

@@ -462,7 +462,8 @@ class Pipeline:
                 continue
             taxonomy = concept_taxonomy(document, label)
             self.summary.concept_tables += 1
-            self.summary.taxonomy_concepts += self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors)
+            self.summary.taxonomy_concepts += self.writer.write_taxonomy(taxonomy, self.vectoriser.taxonomy_vectors,
+                                                                         document_id=document.id)
             self._note_version(self.writer.version)
         return rest
 

@@ -528,10 +528,12 @@ class GraphWriter:
                     self.after_slice(stats)
         return total
 
-    def write_taxonomy(self, taxonomy: Taxonomy, vectors: Callable[[Taxonomy], dict[str, list[float]]] | None = None) -> int:
+    def write_taxonomy(self, taxonomy: Taxonomy, vectors: Callable[[Taxonomy], dict[str, list[float]]] | None = None,
+                       *, document_id: str | None = None) -> int:
         """Write a taxonomy's concepts and concept edges unless the same taxonomy is already
-        loaded (checksum in ``(:KagMeta {key: 'taxonomy:<source>'})``); returns the number of
-        concepts written (0 when unchanged). ``vectors`` gives concept id -> vector."""
+        loaded (checksum in ``(:KagMeta {key: 'taxonomy:<source>'})``, with ``document_id``: the
+        id of the concept table's file, by which ``kag-neo4j delete`` finds it); returns the
+        number of concepts written (0 when unchanged). ``vectors`` gives concept id -> vector."""
         concepts, edges = taxonomy.rows()
         key = f"taxonomy:{taxonomy.source}"
         labels: dict[str, list[str]] = {}
@@ -559,7 +561,7 @@ class GraphWriter:
                 for start in range(0, len(edge_rows), 5000):
                     _run(tx, cypher, rows=edge_rows[start : start + 5000])
             _run(tx, query("builder/taxonomy_record"), key=key, checksum=checksum, concepts=len(concepts),
-                 edges=sum(len(rows) for rows in edges.values()))
+                 edges=sum(len(rows) for rows in edges.values()), document_id=document_id)
             return mark_changed(tx, f"taxonomy {taxonomy.source}")
 
         self.version = self.db.write_tx(work)

@@ -175,10 +175,13 @@ def _print_read_notes(summary: Any) -> None:
 
 def delete_command(
     ctx: typer.Context,
-    doc_ids: Annotated[list[str], typer.Argument(help="Id(s) of the document(s) to delete (Document.id).", show_default=False)],
+    doc_ids: Annotated[list[str], typer.Argument(help="Id(s) of the document(s) to delete (Document.id); a concept "
+                                                 "table (e.g. Industry.csv) by its file's id or its path as loaded.",
+                                                 show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
 ) -> None:
-    """Delete documents: their chunks and every fact no other chunk supports.
+    """Delete documents: their chunks and every fact no other chunk supports; or concept tables:
+    their concepts, with their IS_A edges and every link to them.
 
     Each document is deleted in its own transaction. An unknown id is reported (with the stored
     ids that resemble it) and the other documents are deleted all the same; the exit code is then
@@ -215,6 +218,10 @@ def delete_command(
 
 
 def _print_deleted(report: Any) -> None:
+    if report.kind == "concept table":
+        console.print(f"deleted concept table {report.document}: {report.concepts} concepts, "
+                      f"{report.relations_deleted} relations", highlight=False, markup=False)
+        return
     console.print(
         f"deleted {report.document}: {report.chunks} chunks, {report.entities} entities, {report.events} events, "
         f"{report.relations_deleted} relations ({report.relations_updated} kept with other sources), "

@@ -22,6 +22,11 @@ class Footprint(BaseModel):
     def __or__(self, other: Footprint) -> Footprint:
         return Footprint(labels=self.labels | other.labels, types=self.types | other.types, keys=self.keys | other.keys)
 
+    @classmethod
+    def of(cls, labels: Any = (), types: Any = (), keys: Any = ()) -> Footprint:
+        """From (nested) lists of names, as Cypher's ``collect`` returns them."""
+        return cls(labels=frozenset(_flat(labels)), types=frozenset(_flat(types)), keys=frozenset(_flat(keys)))
+
     @property
     def empty(self) -> bool:
         return not (self.labels or self.types or self.keys)
@@ -47,5 +52,4 @@ def document_footprint(tx: ManagedTransaction, doc_ids: list[str]) -> Footprint:
     record = tx.run(query("rules/footprint"), {"doc_ids": doc_ids}).single()
     if record is None:
         return Footprint()
-    return Footprint(labels=frozenset(_flat(record["labels"])), types=frozenset(_flat(record["types"])),
-                     keys=frozenset(_flat(record["keys"])))
+    return Footprint.of(record["labels"], record["types"], record["keys"])
