@@ -15,9 +15,18 @@ with ``apply_and_register`` (what ``kag-neo4j rules apply`` runs), as of 2023-09
 Then two one-row updates, each followed by ``refresh_rules`` with the footprint the load
 pipeline would compute for it: one ``Company_fundTrans_Company`` row's amount changes, and the
 demo's ``CompanyUpdate.csv`` row (a company's products) is applied. After each refresh the
-derived facts are compared with a full re-apply of all rules (they must be equal). The script
-empties the configured database (it must carry the test marker, or pass --yes) and prints a
-Markdown table.
+derived facts are compared with a full re-apply of all rules (they must be equal).
+
+Second table (``--via-load``, default on): the same through ``kag-neo4j load``
+(``kag_neo4j.builder.pipeline.load``, light mode, hashing embedder) on a copy of the demo's
+CSVs: the demo is loaded, the rules applied and registered, then one row of a file is changed
+and the folder loaded again - the changed file's document is replaced and the load re-applies
+the registered rules its footprint touches (what a user's edit costs end to end): one transfer's
+amount in ``Company_fundTrans_Company.csv``, then one company's product list in ``Company.csv``
+(a 103-row file replaced whole). Each refresh is checked equal to a full re-apply.
+
+The script empties the configured database (it must carry the test marker, or pass --yes) and
+prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -25,16 +34,21 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from kag_neo4j.config import load_settings
+from kag_neo4j.builder.pipeline import LoadOptions, LoadSummary, load, with_schema_types
+from kag_neo4j.builder.readers.common import ReadOptions
+from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.eval.datasets import default_data_dir
 from kag_neo4j.rules.footprint import Footprint
 from kag_neo4j.rules.load import RuleSet, load_rules
 from kag_neo4j.rules.refresh import graph_version, refresh_rules
+from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.rules.registry import apply_and_register
+from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.reset import claim_database, reset_database
@@ -130,19 +144,81 @@ def timed_refresh(db: Database, rules: RuleSet, change: Footprint) -> tuple[floa
     return seconds, len(report.rules), full == after
 
 
+def _edit(path: Path, change: Any) -> None:
+    """Rewrite one row of a CSV file: ``change(rows)`` edits the list of row dicts in place."""
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        fields, rows = list(reader.fieldnames or []), list(reader)
+    change(rows)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _triple_first_amount(rows: list[dict[str, str]]) -> None:
+    rows[0]["transAmt"] = str(int(rows[0]["transAmt"]) * 3)
+
+
+def _drop_a_product(rows: list[dict[str, str]]) -> None:
+    row = next(r for r in rows if len(_split(r["product"])) > 1)
+    row["product"] = ",".join(_split(row["product"])[:-1])
+
+
+def via_load(db: Database, settings: Settings, data: Path, schema_file: Path, rules: RuleSet) -> tuple[Any, ...]:
+    """The demo through ``load``; a one-row edit of a file, loaded again (see the module docs)."""
+    schema = load_schema(str(schema_file))
+    options = LoadOptions(mode="light", spg_schema=schema, similarity=None)
+    read = with_schema_types(ReadOptions(), schema)
+    embedder = HashingEmbedder(384)
+    with tempfile.TemporaryDirectory(prefix="kag-rules-refresh-") as tmp:
+        folder = Path(tmp) / "supplychain"
+        folder.mkdir()
+        for csv_file in sorted(data.glob("*.csv")):
+            (folder / csv_file.name).write_bytes(csv_file.read_bytes())
+
+        def reload() -> tuple[float, LoadSummary]:
+            started = time.perf_counter()
+            summary = load([folder], db, settings, options, embedder=embedder, read_options=read)
+            return time.perf_counter() - started, summary
+
+        load_s, _ = reload()
+        started = time.perf_counter()
+        first = apply_and_register(db, rules, as_of=AS_OF)
+        first_s = time.perf_counter() - started
+        started = time.perf_counter()
+        apply_and_register(db, rules, as_of=AS_OF)
+        again_s = time.perf_counter() - started
+        edits = []
+        for name, change in (("Company_fundTrans_Company.csv", _triple_first_amount), ("Company.csv", _drop_a_product)):
+            _edit(folder / name, change)
+            seconds, summary = reload()
+            report = summary.rules
+            assert report is not None and report.error is None and summary.documents_replaced == 1, summary
+            after = derived(db)
+            apply_and_register(db, rules, as_of=AS_OF)
+            equal = derived(db) == after
+            edits.append((name, seconds, report.seconds, len(report.rules), len(rules.rules), bool(report.full), equal))
+    return load_s, sum(r.derived for r in first.rules), first_s, again_s, edits
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--yes", action="store_true", help="confirm that the configured database may be emptied")
     parser.add_argument("--data", type=Path, default=DATA, help="the supplychain demo folder (CSVs + concept.rule)")
     parser.add_argument("--schema", type=Path, default=SCHEMA, help="SupplyChain.schema")
     parser.add_argument("--copies", default="1,20", help="copies of the demo graph, comma separated")
+    parser.add_argument("--no-via-load", dest="via_load", action="store_false",
+                        help="leave out the second table (the demo through kag-neo4j load, one-row edits re-loaded)")
     args = parser.parse_args(argv)
     if not args.yes:
         parser.error("this benchmark empties the configured database; pass --yes to confirm")
     rules = load_rules([args.schema, args.data / "concept.rule"])
     update = _rows("CompanyUpdate.csv", args.data)[0]
     table = []
-    with Database.connect(load_settings()) as db:
+    settings = load_settings(no_cache=True)
+    loaded: tuple[Any, ...] | None = None
+    with Database.connect(settings) as db:
         claim_database(db, reason="benchmarks/rules_refresh.py --yes", allow_data=True)
         for copies in [int(c) for c in args.copies.split(",") if c]:
             reset_database(db)
@@ -172,6 +248,13 @@ def main(argv: list[str] | None = None) -> int:
             table.append((copies, nodes, edges, len(rules.rules), facts, full_s, again_s, fund, product))
             print(f"  {copies} copies: {facts} facts, full {full_s:.2f} s, refresh {fund[0]:.3f} / {product[0]:.3f} s",
                   file=sys.stderr)
+        if args.via_load:
+            reset_database(db)
+            migrations.migrate(db, embedding_dimension=384)
+            loaded = via_load(db, settings, args.data, args.schema, rules)
+            if not all(edit[-1] for edit in loaded[-1]):
+                print("a refresh after a load differs from a full re-apply", file=sys.stderr)
+                return 1
         reset_database(db)
     print("| copies | nodes | edges | rules | facts derived | first apply, cold (s) | full re-apply (s) | rules/s "
           "| fundTrans row: refresh (s), rules re-applied | CompanyUpdate row: refresh (s), rules re-applied "
@@ -181,6 +264,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {copies} | {n} | {e} | {count} | {facts} | {full_s:.2f} | {again_s:.2f} | {count / again_s:.1f} "
               f"| {fund[0]:.2f} ({fund[0] / again_s:.0%}), {fund[1]} | {product[0]:.2f} ({product[0] / again_s:.0%}), "
               f"{product[1]} | yes |")
+    if loaded is not None:
+        load_s, facts, first_s, again_s, edits = loaded
+        print()
+        print(f"Through `kag-neo4j load` (the demo, 1 copy): load {load_s:.1f} s, {facts} facts derived, first apply "
+              f"{first_s:.2f} s, full re-apply {again_s:.2f} s ({len(rules.rules) / again_s:.1f} rules/s)")
+        print()
+        print("| one row edited, folder loaded again | load incl. refresh (s) | refresh (s) | refresh / full re-apply "
+              "| rules re-applied | refresh = full re-apply |")
+        print("|---|---:|---:|---:|---:|:---:|")
+        for name, seconds, refresh_s, applied, total, full, equal in edits:
+            scope = f"{applied} of {total}" + (" (all: version caught up)" if full else "")
+            print(f"| {name} | {seconds:.2f} | {refresh_s:.2f} | {refresh_s / again_s:.0%} | {scope} "
+                  f"| {'yes' if equal else 'NO'} |")
     return 0
 
 

@@ -47,6 +47,16 @@ class GraphLookup:
         return matches
 
 
+    def known_records(self, keys: Sequence[str], concept_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Typed records (by name key) and concepts (by id) already in the graph: ``type``, ``id``
+        (the record id, a concept's name) and ``name`` of each (``builder/known_names``)."""
+        rows: list[dict[str, Any]] = []
+        for start in range(0, max(len(keys), len(concept_ids)), 5000):
+            rows += self.db.read(query("builder/known_names"), keys=list(keys[start : start + 5000]),
+                                 concept_ids=list(concept_ids[start : start + 5000]))
+        return rows
+
+
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 
 

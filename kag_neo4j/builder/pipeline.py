@@ -52,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kag_neo4j.builder.alignment import Aligner
 from kag_neo4j.builder.aligned_document import AlignedDocument
-from kag_neo4j.builder.concepts import Taxonomy, inject_mentions
+from kag_neo4j.builder.concepts import Taxonomy, concept_id, inject_mentions
 from kag_neo4j.builder.delete import delete_document
 from kag_neo4j.builder.extract import (
     DocumentExtractor,
@@ -60,8 +60,10 @@ from kag_neo4j.builder.extract import (
     Extraction,
     ExtractionResult,
     as_document_extractor,
+    spo_names,
 )
 from kag_neo4j.builder.graph_lookup import GraphLookup
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.builder.lease import builder_lease
 from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, SourceDocument
@@ -450,6 +452,18 @@ class Pipeline:
             if len(self.summary.open_fact_samples) < 20:
                 self.summary.open_fact_samples.append(str(row))
 
+    def _known_names(self, documents: Sequence[SourceDocument]) -> None:
+        """The typed records and concepts already in the graph that the names of the load's
+        ``S,P,O`` tables may denote, for the built-in extractor's typing of those rows."""
+        if self.options.spg_schema is None or not isinstance(self.extractor, Extraction):
+            return
+        names = {name for document in documents for name in spo_names(document)}
+        keys = sorted({key for key in map(name_key, names) if key})
+        if not keys:
+            return
+        for row in GraphLookup(self.db).known_records(keys, [concept_id(key) for key in keys]):
+            self.extractor.index.add_known(row["type"], row["id"], row["name"])
+
     def _concept_tables(self, documents: list[SourceDocument]) -> list[SourceDocument]:
         """Write the load's concept tables (ConceptType CSVs) as taxonomies; the other documents."""
         from kag_neo4j.builder.concept_tables import concept_taxonomy, concept_type
@@ -504,6 +518,7 @@ class Pipeline:
                 self.prepare()
                 if isinstance(documents, Sequence):
                     self.extractor.register(documents)
+                    self._known_names(documents)
                     if self.options.spg_schema is not None:
                         documents = self._ordered(self._concept_tables(list(documents)))
                 for group in _groups(documents, self.options.batch_size):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kag_neo4j.builder.names import name_key
-from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types
+from kag_neo4j.builder.pipeline import LoadOptions, LoadSummary, load, with_schema_types
 from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.builder.readers.mapping import load_mapping
 from kag_neo4j.config import Settings
@@ -208,11 +208,7 @@ def test_medicine_disease_table_is_typed_records_and_taxonomies_are_hierarchies(
 BOOKKEEPING = {"confidence", "chunk_ids", "doc_ids", "instance"}
 
 
-def test_medicine_spo_rows_are_typed_where_the_schema_says_and_the_rest_reported(
-    db: Database, test_settings: Settings
-) -> None:
-    folder = DEMOS / "medicine"
-    summary = _load(db, test_settings, folder, "Medicine.schema")
+def _assert_spo_typed(db: Database, folder: Path, summary: LoadSummary) -> None:
     want = spo_expected(folder, load_schema(str(SCHEMAS / "Medicine.schema")))
     # the excerpt has each case: a predicate of one domain (applicableMedicine, and 就诊科室, the
     # display name of hospitalDepartment, into the department taxonomy), a subject named by a
@@ -227,15 +223,36 @@ def test_medicine_spo_rows_are_typed_where_the_schema_says_and_the_rest_reported
     assert typed == want.facts
     assert Counter((next(t for t in r["la"] if t != "Entity"), r["p"], next(t for t in r["lb"] if t not in
                     ("Entity", "Concept"))) for r in got) == want.typed
-    # the department is the taxonomy's concept, not a new node
+    # the department is the taxonomy's concept, the diseases the records: no new nodes
     assert count(db, "MATCH (c:Concept:HospitalDepartment) RETURN count(c) AS n") == len(
         {p for r in rows(folder / "HospitalDepartment.csv") for p in _prefixes(r["id"])})
+    assert count(db, "MATCH (d:Disease) RETURN count(d) AS n") == len(rows(folder / "Disease.csv"))
     # what the schema cannot type stays an open fact between untyped (or typed) ends, and is reported
     assert count(db, "MATCH ()-[r:RELATED]->() RETURN count(r) AS n") == want.open_facts
     untyped = db.read("MATCH (e:Entity) WHERE labels(e) = ['Entity'] RETURN e.name AS name")
     assert {re.sub(r"[\W_]+", " ", r["name"]).strip().casefold() for r in untyped} == want.untyped
     assert summary.open_facts == {"SPO.csv": want.reported}
     assert len(summary.open_fact_samples) == want.reported
+
+
+def test_medicine_spo_rows_are_typed_where_the_schema_says_and_the_rest_reported(
+    db: Database, test_settings: Settings
+) -> None:
+    folder = DEMOS / "medicine"
+    _assert_spo_typed(db, folder, _load(db, test_settings, folder, "Medicine.schema"))
+
+
+def test_spo_rows_loaded_later_name_the_records_and_concepts_already_in_the_graph(
+    db: Database, test_settings: Settings, tmp_path: Path
+) -> None:
+    folder = DEMOS / "medicine"
+    first, second = tmp_path / "records", tmp_path / "facts"
+    first.mkdir()
+    second.mkdir()
+    for path in folder.glob("*.csv"):
+        (second if path.name == "SPO.csv" else first).joinpath(path.name).write_bytes(path.read_bytes())
+    _load(db, test_settings, first, "Medicine.schema")
+    _assert_spo_typed(db, folder, _load(db, test_settings, second, "Medicine.schema"))
 
 
 def test_a_mapping_file_says_what_differently_laid_out_tables_hold(db: Database, test_settings: Settings) -> None:

@@ -37,7 +37,7 @@ from .language import cjk_ratio, detect_language
 from .light import LightExtractor
 from .schema_check import schema_check
 from .schema_view import SchemaView, schema_view
-from .structured import Dangling, RecordIndex, structured_extract
+from .structured import Dangling, RecordIndex, spo_names, structured_extract
 
 if TYPE_CHECKING:
     from kag_neo4j.models.base import LLM
@@ -56,6 +56,7 @@ __all__ = [
     "FunctionExtractor",
     "LightExtractor",
     "RecordIndex",
+    "spo_names",
     "SchemaView",
     "as_document_extractor",
     "cjk_ratio",

@@ -143,6 +143,14 @@ class RecordIndex:
             if key:
                 self._keys.setdefault(key, set()).add((type_name, record_id, self._tables[type_name].names[record_id]))
 
+    def add_known(self, type_name: str, record_id: str, name: str) -> None:
+        """A record already in the graph that names in ``S,P,O`` rows may denote (found by
+        :meth:`by_name` only: it is no table of the load, so other references are not checked
+        against it)."""
+        key = name_key(name)
+        if key:
+            self._keys.setdefault(key, set()).add((type_name, record_id, name))
+
     def by_name(self, reference: str, types: Iterable[str]) -> tuple[str, str, str] | None:
         """``(type, record id, name)`` of the one record of ``types`` whose name, id or alias has
         the name key of ``reference`` (``Panic_disorder`` finds ``Panic disorder``); None when no
@@ -237,6 +245,14 @@ def _shape(doc: SourceDocument) -> str:
     ):
         return "edges"
     return "nodes"
+
+
+def spo_names(doc: SourceDocument) -> set[str]:
+    """The subjects and objects an ``S,P,O`` table names (none for other documents)."""
+    if not doc.records or _shape(doc) != "spo":
+        return set()
+    lowered = {column.casefold(): column for column in _columns(doc.records)}
+    return {_text(row.get(lowered[c])) for row in doc.records for c in ("s", "o")} - {""}
 
 
 def _row_type(row: dict[str, Any], type_column: str | None, doc: SourceDocument) -> str:
