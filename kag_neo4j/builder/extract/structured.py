@@ -12,7 +12,8 @@ Three table shapes, recognised from the columns:
   ``edges.json``: ``{from,fromType,to,toType,label}``) - one relation per row, the other
   columns its edge properties. Types and predicate come from the file stem
   ``<Subject>_<predicate>_<Object>`` or the row's ``fromType``/``label``/``toType``.
-* **SPO tables** (``S,P,O[,properties]``) - one relation per row.
+* **SPO tables** (``S,P,O[,properties]``) - one relation per row, typed from the schema where it
+  says (:func:`_spo_ends`); a row it cannot fully type is an open fact, reported (``OpenFactRow``).
 
 Record ids that other tables refer to are turned into names through a :class:`RecordIndex` of
 every structured document in the load, so ``fundTrans`` rows meet the companies of
@@ -515,13 +516,14 @@ _End = tuple[str, str | None, str]
 
 
 def _spo_ends(schema: SchemaView, index: RecordIndex, predicate: str, subject: str,
-              obj: str) -> tuple[_End | None, _End | None, RelationInfo | None]:
-    """The types an untyped ``S,P,O`` row gets from the schema: the subject's from the one type
-    that declares the predicate (its domain), else from the one entity record of the load whose
-    name (or id) has the subject's name key; the object's from the predicate's range on the
-    subject's type, else from the one entity record or concept of the load named like it. An
-    end of a type that matches a record of the load by name key is that record (its id);
-    otherwise it is identified by its name. None for what the schema cannot type."""
+              obj: str) -> tuple[_End | None, _End | None]:
+    """The ends of an untyped ``S,P,O`` row, typed from the schema: the subject by the one
+    entity type that declares the predicate (its domain), else by the one entity record whose
+    name, id or alias has the subject's name key (a record of the load, or one already in the
+    graph: :meth:`RecordIndex.add_known`); the object by the predicate's range on the subject's
+    type, else by the one entity record or concept named like it. A typed end that matches a
+    record by name key is that record (its id), a concept end its concept, any other typed end
+    is identified by its name. None for an end the schema cannot type."""
     entities = [name for name, info in schema.types.items() if info.kind == "entity"]
     domains = [name for name in schema.relation_anywhere(predicate) if schema.kind(name) == "entity"]
     subject_end: _End | None = None
@@ -539,7 +541,7 @@ def _spo_ends(schema: SchemaView, index: RecordIndex, predicate: str, subject: s
     else:
         concepts = [name for name, info in schema.types.items() if info.kind == "concept"]
         object_end = index.by_name(obj, entities + concepts)
-    return subject_end, object_end, relation
+    return subject_end, object_end
 
 
 def _edge_rows(
@@ -586,7 +588,7 @@ def _edge_rows(
             subject_type = schema.resolve_type(subject_type) or subject_type
             object_type = schema.resolve_type(object_type) or object_type
             if spo and not subject_type and not object_type:  # no type columns: the schema types the row
-                ends = _spo_ends(schema, rows.index, predicate, source, target)[:2]
+                ends = _spo_ends(schema, rows.index, predicate, source, target)
                 subject_type = ends[0][0] if ends[0] is not None else ""
                 object_type = ends[1][0] if ends[1] is not None else ""
             declared = schema.resolve_relation(subject_type, predicate) if subject_type else None
