@@ -159,7 +159,8 @@ def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = N
 
 def delete_document(db: Database, doc_id: str, *, lease: Lease | None = None, refresh_rules: bool = True) -> DeleteReport:
     """Delete one document and what only it supported, or a concept table (by its file's document
-    id or its path as loaded); ``found`` is False when ``doc_id`` names neither. Without ``lease`` the builder lease is taken for this one delete. Then (unless
+    id or its path as loaded); ``found`` is False when ``doc_id`` names neither. Without ``lease``
+    the builder lease is taken for this one delete. Then (unless
     ``refresh_rules`` is False: a load replacing the document re-applies them once, at its end)
     the registered rules the delete touched are re-applied (:mod:`kag_neo4j.rules.refresh`)."""
     if not doc_id or not doc_id.strip():

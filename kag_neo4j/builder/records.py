@@ -127,7 +127,8 @@ class OpenFactRow(BaseModel):
         if not self.declared:
             where = f" on {self.subject_type}" if self.subject_type else ""
             why.append(f"the schema declares no {self.predicate!r}{where}")
-        ends = f"({self.subject_type or '?'} {self.subject!r})-[{self.predicate}]->({self.object_type or '?'} {self.object!r})"
+        ends = (f"({self.subject_type or '?'} {self.subject!r})-[{self.predicate}]->"
+                f"({self.object_type or '?'} {self.object!r})")
         return f"{self.source} row {self.row}: {ends} kept as an open fact: " + "; ".join(why)
 
 

@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from kag_neo4j.builder import delete as delete_module
 from kag_neo4j.cli import app
 from kag_neo4j.errors import BuilderError
 from kag_neo4j.store.database import Database
-from tests.integration.cli_env import set_connection_env
-from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.kag_demo_cli import load_and_apply
 from tests.integration.kag_demo_tables import table
 
 pytestmark = pytest.mark.integration
@@ -26,6 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FOLDER = FIXTURES / "builder" / "kag_demos" / "supplychain"
 SCHEMA = FIXTURES / "schemas" / "SupplyChain.schema"
 CONCEPT_RULE = FIXTURES / "rules" / "kag" / "supplychain_concept.rule"
+AS_OF = "2023-09-20"
 #: bookkeeping that a delete changes by design (graph version, rule-set record, taxonomy records)
 BOOKKEEPING = ("KagMeta", "KagRuleSet", "KagLoadLease", "KagTestDatabase", "KagRun", "KagStep", "KagMigration",
                "KagMigrationLock")
@@ -46,10 +45,12 @@ def graph(db: Database) -> tuple[dict[str, str], set[tuple[str, str, str, str]]]
     keys: dict[str, str] = {}
     nodes: dict[str, str] = {}
     for row in db.read("MATCH (n) WHERE none(l IN labels(n) WHERE l IN $skip) "
-                       "RETURN elementId(n) AS eid, labels(n) AS labels, properties(n) AS props", skip=list(BOOKKEEPING)):
+                       "RETURN elementId(n) AS eid, labels(n) AS labels, properties(n) AS props",
+                       skip=list(BOOKKEEPING)):
         keys[row["eid"]] = key = _key(row["labels"], row["props"])
         nodes[key] = json.dumps(_kept(row["props"]), sort_keys=True, ensure_ascii=False, default=str)
-    rels = {(keys[r["a"]], r["type"], json.dumps(r["props"], sort_keys=True, ensure_ascii=False, default=str), keys[r["b"]])
+    rels = {(keys[r["a"]], r["type"], json.dumps(r["props"], sort_keys=True, ensure_ascii=False, default=str),
+             keys[r["b"]])
             for r in db.read("MATCH (a)-[r]->(b) WHERE none(l IN labels(a) + labels(b) WHERE l IN $skip) "
                              "RETURN elementId(a) AS a, type(r) AS type, properties(r) AS props, elementId(b) AS b",
                              skip=list(BOOKKEEPING))}
@@ -58,17 +59,8 @@ def graph(db: Database) -> tuple[dict[str, str], set[tuple[str, str, str, str]]]
 
 def test_deleting_a_concept_table_removes_its_concepts_and_links_and_refreshes_the_rules(
         db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    set_connection_env(monkeypatch, db.connection)
-    monkeypatch.setenv("KAG_EMBEDDER", "hashing")
-    monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
-    monkeypatch.setenv("KAG_HOME", str(tmp_path))
-    runner = CliRunner()
-    loaded = runner.invoke(app, ["load", str(FOLDER), "--schema", str(SCHEMA), "--mode", "light",
-                                 "--similarity", "0", "--json"])
-    assert loaded.exit_code == 0, loaded.output
-    applied = runner.invoke(app, ["rules", "apply", str(SCHEMA), str(CONCEPT_RULE), "--as-of", "2023-09-20", "--json"])
-    assert applied.exit_code == 0, applied.output
-    industry_rule = next(r["id"] for r in json.loads(applied.stdout)["rules"] if r["id"].endswith("belongToIndustry->Industry"))
+    runner, applied = load_and_apply(db, monkeypatch, tmp_path, FOLDER, SCHEMA, CONCEPT_RULE, AS_OF)
+    industry_rule = next(r["id"] for r in applied["rules"] if r["id"].endswith("belongToIndustry->Industry"))
 
     # the table's concepts: every row and every a-b-c prefix (computed from the CSV)
     parts = [r["id"].split("-") for r in table(FOLDER, "Industry")]
@@ -112,7 +104,7 @@ def test_deleting_a_concept_table_removes_its_concepts_and_links_and_refreshes_t
     assert report["relations_deleted"] == len(before[1] - want_rels)
 
     # the refresh left nothing stale: a full re-apply changes nothing
-    again = runner.invoke(app, ["rules", "apply", str(SCHEMA), str(CONCEPT_RULE), "--as-of", "2023-09-20", "--json"])
+    again = runner.invoke(app, ["rules", "apply", str(SCHEMA), str(CONCEPT_RULE), "--as-of", AS_OF, "--json"])
     assert again.exit_code == 0, again.output
     assert graph(db) == (nodes, rels)
     assert runner.invoke(app, ["delete", table_id]).exit_code == 1  # gone

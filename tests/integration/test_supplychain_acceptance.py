@@ -29,18 +29,14 @@ benchmarks/supplychain_acceptance.py over the full demo.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kag_neo4j.cli import app
 from kag_neo4j.store.database import Database
-from tests.integration.cli_env import set_connection_env
-from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.kag_demo_cli import load_and_apply
 from tests.integration.kag_demo_tables import cell_values, table
 
 pytestmark = pytest.mark.integration
@@ -194,18 +190,7 @@ def derived_facts(db: Database) -> dict[str, object]:
 
 def test_the_readme_features_and_the_event_chain_are_what_the_rules_define(
         db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    set_connection_env(monkeypatch, db.connection)
-    monkeypatch.setenv("KAG_EMBEDDER", "hashing")
-    monkeypatch.setenv("KAG_EMBEDDING_DIMENSIONS", str(TEST_DIMENSION))
-    monkeypatch.setenv("KAG_HOME", str(tmp_path))
-    runner = CliRunner()
-    loaded = runner.invoke(app, ["load", str(FOLDER), "--schema", str(SCHEMA), "--mode", "light",
-                                 "--similarity", "0", "--json"])
-    assert loaded.exit_code == 0, loaded.output
-    applied = runner.invoke(app, ["rules", "apply", str(SCHEMA), str(CONCEPT_RULE), "--as-of", AS_OF.isoformat(),
-                                  "--json"])
-    assert applied.exit_code == 0, applied.output
-    report = json.loads(applied.stdout)
+    _, report = load_and_apply(db, monkeypatch, tmp_path, FOLDER, SCHEMA, CONCEPT_RULE, AS_OF.isoformat())
     assert not report["violations"]
 
     want = expected_facts(FOLDER, AS_OF)
