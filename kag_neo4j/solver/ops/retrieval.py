@@ -45,6 +45,8 @@ from kag_neo4j.solver.matching import (
     DATE_TYPES,
     NUMBER_TYPES,
     fits_type,
+    hierarchy_leaf,
+    membership_similarity,
     name_similarity,
     normalise_name,
     predicate_similarity,
@@ -99,8 +101,10 @@ class _Candidate:
 
 
 def _close(mention: str, entity: LinkedEntity) -> float:
-    """How close the entity's name or one of its aliases is to the mention."""
-    return max(name_similarity(mention, name) for name in [entity.name, *entity.aliases])
+    """How close the entity's name or one of its aliases is to the mention (a hierarchical name
+    ``a-b-c``, as KAG's product and industry ids are, also answers to its leaf ``c``)."""
+    names = [entity.name, *entity.aliases]
+    return max(name_similarity(mention, name) for name in [*names, *map(hierarchy_leaf, names)] if name)
 
 
 def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPlan) -> None:
@@ -216,6 +220,9 @@ def _hop_candidates(
         other_id = row["object_id"] if anchor_is_s else row["subject_id"]
         anchor_id = row["subject_id"] if anchor_is_s else row["object_id"]
         similarity = 1.0 if exact else (predicate_similarity(predicate, row["predicate"]) if predicate else 0.5)
+        classes = [str(label) for label in row.get("class_types") or []]
+        if classes:  # a concept membership answers what asks for its class, by type or by name
+            similarity = max(similarity, membership_similarity(predicate, other.element.type, classes, str(value)))
         trusted = (not row["open_fact"]) or float(row["confidence"]) >= rt.config.graph_confidence
         candidates.append(
             _Candidate(
