@@ -117,11 +117,11 @@ Action2: Output(o1)""")
 
 
 def test_a_class_the_person_is_not_in_is_not_confirmed(risk: Database) -> None:
-    person = _person("杜*")
+    person = _person("裘**")
     assert OWNER not in _classes(person) and _classes(person)  # a developer, no owner
-    answer = _ask(risk, "杜*是赌博App老板吗？", """\
-Step1: 杜*属于哪类风险用户？
-Action1: Retrieval(s=s1:Person[`杜*`], p=p1:belongTo, o=o1:TaxOfRiskUser)
+    answer = _ask(risk, "裘**是赌博App老板吗？", """\
+Step1: 裘**属于哪类风险用户？
+Action1: Retrieval(s=s1:Person[`裘**`], p=p1:belongTo, o=o1:TaxOfRiskUser)
 Action2: Output(o1)""")
     assert answer.answer not in {"是", "yes"} and set(answer.answer.split("、")) == _classes(person)
 
@@ -160,3 +160,17 @@ Action4: Output(c1)""")
     rule = "SupplyChain:TaxOfProdEvent/价格上涨-leadTo->TaxOfCompanyEvent/成本上涨"
     assert {f.derived_by for f in leads.facts + subjects.facts} == {rule}
     assert rule in _stored_rules(supply, answer)
+
+
+def test_a_plan_naming_the_loaded_event_starts_the_chain_from_it(supply: Database) -> None:
+    (event,) = _rows(DEMOS / "supplychain" / "ProductChainEvent.csv")
+    answer = _ask(supply, f"{event['name']}对那些公司产生了影响", f"""\
+Step1: {event['name']}导致了哪些公司事件？
+Action1: Retrieval(s=e1:ProductChainEvent[`{event['name']}`], p=p1:leadTo, o=e2:CompanyEvent)
+Step2: 这些事件涉及哪些公司？
+Action2: Retrieval(s=e2, p=p2:subject, o=c1:Company)
+Action3: Output(c1)""")
+    leads, subjects = [s for s in answer.steps if s.op == "Retrieval"]
+    assert leads.source == subjects.source == "graph"
+    assert {f.subject for f in leads.facts} == {event["name"]}
+    assert answer.known and set(answer.answer.split("、")) == _affected()

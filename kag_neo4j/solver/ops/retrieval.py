@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.errors import ModelError, ModelUnavailableError
 from kag_neo4j.prompts.answer import is_unknown
 from kag_neo4j.prompts.context import Fact
@@ -94,6 +95,7 @@ class _Candidate:
     trusted: bool
     forward: bool
     note: str = ""
+    membership: bool = False  # a BELONGS_TO to a concept class
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,7 +106,8 @@ def _close(mention: str, entity: LinkedEntity) -> float:
     """How close the entity's name or one of its aliases is to the mention (a hierarchical name
     ``a-b-c``, as KAG's product and industry ids are, also answers to its leaf ``c``)."""
     names = [entity.name, *entity.aliases]
-    return max(name_similarity(mention, name) for name in [*names, *map(hierarchy_leaf, names)] if name)
+    leaves = {normalise_name(leaf) for leaf in map(hierarchy_leaf, names) if leaf}
+    return 1.0 if normalise_name(mention) in leaves else max(name_similarity(mention, name) for name in names)
 
 
 def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPlan) -> None:
@@ -118,6 +121,12 @@ def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPla
     anchors = [entity for entity, score in scored if score >= rt.config.name_threshold]
     for rank, entity in enumerate(linked, start=1):
         record.used.append(Used(kind="Entity", id=entity.id, rank=rank, score=round(entity.score, 6)))
+    if mention.strip() and not any(type_name is None or type_name in entity.types for entity in anchors):
+        # an event the plan names (events are not in the entity indexes), or one of the asked type
+        events = rt.read(record, "solver/events_by_name", key=name_key(mention), mention=mention, type=type_name,
+                         k=rt.config.link_k)
+        if events:
+            anchors = [LinkedEntity(id=str(row["id"]), name=str(row["name"]), score=1.0) for row in events]
     if anchors:
         end.ids = [entity.id for entity in anchors]
         end.seeds = list(end.ids)
@@ -228,7 +237,7 @@ def _hop_candidates(
             _Candidate(
                 fact=_fact_from_row(row), value=value, other_id=other_id, anchor_id=anchor_id,
                 similarity=similarity, trusted=trusted, forward=bool(row["stored_forward"]),
-                note=_edge_note(row.get("edge")),
+                note=_edge_note(row.get("edge")), membership=bool(classes),
             )
         )
     return candidates
@@ -308,7 +317,8 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         if c.similarity >= rt.config.predicate_threshold
         and c.trusted
         and c.forward
-        and (other is None or other.kind != "free" or fits_type(c.value, other_type, value_types))
+        and (other is None or other.kind != "free" or fits_type(c.value, other_type, value_types)
+             or (c.membership and other_type == "Boolean"))  # "is s a risk user?" -> the class s is in
     ]
     if strong and other is not None:
         record.source = "graph"
