@@ -1,7 +1,7 @@
 """KAG's demo questions, asked through the product path with the configured LLM.
 
     python benchmarks/demo_questions.py --yes [--demos DIR] [--schemas DIR] [--only riskmining,supplychain,medicine]
-                                              [--hashing] [--timeout SECONDS]
+                                              [--hashing]
 
 EMPTIES the configured database (it must carry the test marker or be claimed with --yes) once
 per demo, loads the demo the way its README builds it, and asks its questions with
@@ -93,7 +93,7 @@ def _is_risky(folder: Path) -> Expected:
     if not classes:
         return Expected("无风险", lambda a: a.known and ("否" in a.answer or "no" in a.answer.lower()))
     return Expected("是：" + "、".join(sorted(classes)),
-                    lambda a: a.known and bool(_mentions(a.answer, classes)) or a.answer.strip() in {"是", "yes"})
+                    lambda a: a.known and (bool(_mentions(a.answer, classes)) or a.answer.strip() in {"是", "yes"}))
 
 
 def _is_owner(folder: Path) -> Expected:
