@@ -92,7 +92,7 @@ class Solver:
         rt = Runtime(self.db, self.llm, self.embedder, config=self.config, language=pick_language(language, question),
                      extra_lists=self.ranked_lists)
         version, schema = self._versioned_schema()
-        planner = Planner(rt, schema_summary=schema.summary())
+        planner = Planner(rt, schema_summary=schema.summary(), classes=bool(schema.classes))
         executor = PlanExecutor(rt)
         plan: Plan | None
         if mode == "static":

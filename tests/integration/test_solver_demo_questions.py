@@ -174,3 +174,12 @@ Action3: Output(c1)""")
     assert leads.source == subjects.source == "graph"
     assert {f.subject for f in leads.facts} == {event["name"]}
     assert answer.known and set(answer.answer.split("、")) == _affected()
+
+
+def test_the_planner_is_shown_the_class_example_on_a_graph_with_classes(risk: Database) -> None:
+    from kag_neo4j.prompts.plan import CLASS_EXAMPLES
+
+    llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Retrieval(s=s1:Person[`柏*`], p=p1:belongTo, o=o1:TaxOfRiskUser)\n"
+                                        "Action2: Output(o1)"}])
+    KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("柏*是赌博App老板吗？", trace=False)
+    assert any(CLASS_EXAMPLES["zh"].question in m.content for m in llm.calls[0].messages)
