@@ -15,19 +15,24 @@ import json
 from pathlib import Path
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
 from kag_neo4j.api import KAG
+from kag_neo4j.cli.ask import register
 from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types
 from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.models.scripted import ScriptedLLM
+from kag_neo4j.prompts.plan import CLASS_EXAMPLES
 from kag_neo4j.rules.load import load_rules
 from kag_neo4j.rules.registry import apply_and_register
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.solver.graph_schema import read_graph_schema
 from kag_neo4j.solver.results import Answer
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, connection_for
+from tests.integration.cli_env import connection_env
 from tests.integration.conftest import TEST_DIMENSION
 from tests.integration.test_riskmining_acceptance import DEVELOPER, OWNER, expected_sets
 
@@ -177,9 +182,26 @@ Action3: Output(c1)""")
 
 
 def test_the_planner_is_shown_the_class_example_on_a_graph_with_classes(risk: Database) -> None:
-    from kag_neo4j.prompts.plan import CLASS_EXAMPLES
-
     llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Retrieval(s=s1:Person[`柏*`], p=p1:belongTo, o=o1:TaxOfRiskUser)\n"
                                         "Action2: Output(o1)"}])
     KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("柏*是赌博App老板吗？", trace=False)
     assert any(CLASS_EXAMPLES["zh"].question in m.content for m in llm.calls[0].messages)
+
+
+def test_kag_neo4j_trace_names_the_rule_of_each_derived_fact(risk: Database, test_settings: Settings) -> None:
+    answer = _ask(risk, "柏*属于哪类风险用户？", """\
+Step1: 柏*属于哪类风险用户？
+Action1: Retrieval(s=s1:Person[`柏*`], p=p1:belongTo, o=o1:TaxOfRiskUser)
+Action2: Output(o1)""")
+    (rule,) = _stored_rules(risk, answer)
+    app = typer.Typer()
+
+    @app.callback()
+    def main(ctx: typer.Context) -> None:
+        ctx.obj = {}
+
+    register(app)
+    result = CliRunner().invoke(app, ["trace", str(answer.run_id)], env=connection_env(connection_for(test_settings)))
+    assert result.exit_code == 0, result.output
+    flat = "".join(result.output.split())  # whatever the terminal width wrapped
+    assert f"rule{rule}" in flat and OWNER in flat
