@@ -4,7 +4,9 @@
 // with type(r), labels with labels(n), properties read with n[key] — nothing is interpolated.
 // $anchor_role: 's' when the anchors are subjects, 'o' when they are objects.
 // A concept membership (BELONGS_TO, stored or derived by a rule) is the predicate `belongTo` (KAG's
-// name for it) and reaches the :Concept when a predicate is asked for.
+// name for it) and reaches the :Concept, also when every fact around the anchors is read
+// ($predicates null): a plan that names the class by another word (`isRiskUser`) still finds it.
+// `class_types` are the concept's own type labels (`TaxOfRiskUser`), empty for other facts.
 // $predicates: relation types / open predicates to accept (kag_neo4j.store.keys.predicate_key), or null for any.
 // $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
 // Events (loaded, or created by a rule's Action: KAG's event chains) are reached, and hopped
@@ -17,7 +19,8 @@ CALL (anchor_id) {
 }
 MATCH (anchor)-[r]-(other)
 WHERE other:Entity
-   OR ($predicates IS NOT NULL AND (other:Event OR (other:Concept AND type(r) = 'BELONGS_TO')))
+   OR (other:Concept AND type(r) = 'BELONGS_TO')
+   OR ($predicates IS NOT NULL AND other:Event)
 WITH anchor, r, other,
      CASE type(r) WHEN 'RELATED' THEN r.predicate WHEN 'BELONGS_TO' THEN 'belongTo' ELSE type(r) END AS predicate
 WHERE ($predicates IS NULL
@@ -26,7 +29,7 @@ WHERE ($predicates IS NULL
   AND ($other_type IS NULL OR $other_type IN labels(other))
 WITH CASE WHEN $anchor_role = 's' THEN anchor ELSE other END AS s,
      CASE WHEN $anchor_role = 's' THEN other ELSE anchor END AS o,
-     r, predicate,
+     r, predicate, other,
      (startNode(r) = anchor) = ($anchor_role = 's') AS stored_forward
 WHERE all(c IN $constraints WHERE
   CASE c.target WHEN 's' THEN s[c.prop] WHEN 'o' THEN o[c.prop] ELSE r[c.prop] END IS NOT NULL AND
@@ -41,6 +44,8 @@ WHERE all(c IN $constraints WHERE
   END)
 RETURN s.id AS subject_id, s.name AS subject, predicate, o.id AS object_id, o.name AS object,
        properties(r) AS edge, stored_forward, type(r) = 'RELATED' AS open_fact,
-       coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.confidence, 1.0) AS confidence
+       coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.confidence, 1.0) AS confidence,
+       CASE WHEN type(r) = 'BELONGS_TO' AND other:Concept
+            THEN [l IN labels(other) WHERE NOT l IN ['Concept', 'Entity']] ELSE [] END AS class_types
 ORDER BY stored_forward DESC, open_fact ASC, confidence DESC, subject_id, object_id
 LIMIT $limit

@@ -22,7 +22,7 @@ from kag_neo4j.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from kag_neo4j.solver.results import Answer
+    from kag_neo4j.solver.results import Answer, KGFact
     from kag_neo4j.solver.trace import TraceView
 
 _MODES = ("static", "iterative")
@@ -58,7 +58,7 @@ def print_answer(answer: Answer, *, show_steps: bool = False) -> None:
     if answer.kg_path:
         console.print("[bold]KG path[/]")
         for fact in answer.kg_path:
-            console.print(f"  {escape(fact.text())}  [dim]({fact.layer})[/]")
+            console.print(f"  {escape(fact.text())}  [dim]({escape(_provenance(fact))})[/]")
     if show_steps:
         console.print(steps_table(answer))
     console.print(f"[dim]{escape(_usage_line(answer))}[/]")
@@ -66,6 +66,22 @@ def print_answer(answer: Answer, *, show_steps: bool = False) -> None:
         console.print(f"[bold yellow]warning:[/] {escape(warning)}")
     if answer.run_id:
         console.print(f"[dim]run {answer.run_id} — see it with: kag-neo4j trace {answer.run_id}[/]")
+
+
+def _provenance(fact: KGFact) -> str:
+    """The fact's layer, and the rule that derived it (id and version) when a rule did."""
+    if fact.derived_by:
+        return f"{fact.layer}; rule {fact.derived_by}" + (f" v{fact.rule_version}" if fact.rule_version else "")
+    return fact.layer
+
+
+def _stored_kg_path(run: dict[str, Any]) -> list[KGFact]:
+    from kag_neo4j.solver.results import KGFact
+
+    value = run.get("kg_path") or []
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip() else []
+    return [KGFact.model_validate(fact) for fact in value]
 
 
 def steps_table(answer: Answer) -> Table:
@@ -112,6 +128,11 @@ def _print_trace(view: TraceView) -> None:
     console.print(f"[bold]answer:[/] {escape(str(run.get('answer', '')))}")
     if view.cited:
         console.print(f"[bold]cites:[/] {escape(', '.join(view.cited))}")
+    facts = _stored_kg_path(run)
+    if facts:
+        console.print("[bold]KG path[/]")
+        for fact in facts:
+            console.print(f"  {escape(fact.text())}  [dim]({escape(_provenance(fact))})[/]")
     table = Table(title="steps")
     for column in ("#", "op", "logical form", "source", "result", "used", "LLM", "ms"):
         table.add_column(column, overflow="fold")

@@ -24,6 +24,7 @@ from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.messages import conversation, follow_up, json_reply
 
 __all__ = [
+    "CLASS_EXAMPLES",
     "EXAMPLES",
     "OPERATOR_LINES",
     "PLAN_PROMPT_VERSION",
@@ -37,7 +38,7 @@ __all__ = [
     "system_prompt",
 ]
 
-PLAN_PROMPT_VERSION = "plan-1"
+PLAN_PROMPT_VERSION = "plan-2"  # plan-2: the class example for graphs with rule-derived classes
 Language = Literal["en", "zh"]
 
 
@@ -219,6 +220,25 @@ Action4: Output(a1)""",
     ],
 }
 
+#: shown after :data:`EXAMPLES` when the graph has concept classes that rules classify into
+#: (``GraphSchema.classes``): a class is asked with ``p=belongTo`` and the class type as object
+CLASS_EXAMPLES: dict[Language, PlanExample] = {
+    "en": PlanExample(
+        question="Is Mara Quill a high-risk customer?",
+        logical_form="""\
+Step1: Which risk classes does Mara Quill belong to?
+Action1: Retrieval(s=s1:Customer[`Mara Quill`], p=p1:belongTo, o=o1:RiskClass)
+Action2: Output(o1)""",
+    ),
+    "zh": PlanExample(
+        question="周小明是高风险客户吗？",
+        logical_form="""\
+Step1: 周小明属于哪些风险类别？
+Action1: Retrieval(s=s1:Customer[`周小明`], p=p1:belongTo, o=o1:RiskClass)
+Action2: Output(o1)""",
+    ),
+}
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -252,16 +272,19 @@ def system_prompt(schema_summary: str, language: Language, operators: Sequence[s
 
 
 def build_plan_messages(
-    question: str, schema_summary: str = "", language: str = "auto", operators: Sequence[str] | None = None
+    question: str, schema_summary: str = "", language: str = "auto", operators: Sequence[str] | None = None,
+    *, classes: bool = False,
 ) -> list[ChatMessage]:
     """The planner conversation: system instructions with the schema, the few-shot examples as
     user/assistant turns, then the question. ``language`` is ``en``, ``zh`` or ``auto`` (by the
-    question's script); ``operators`` as in :func:`system_prompt`."""
+    question's script); ``operators`` as in :func:`system_prompt`. ``classes``: the graph has
+    concept classes rules classify into — the class example (:data:`CLASS_EXAMPLES`) is shown too."""
     if not question or not question.strip():
         raise ValueError("the question is empty; the planner needs a question to plan")
     lang = _language(language, question)
     prefix = _QUESTION_PREFIX[lang]
-    examples = [(prefix + example.question, json_reply(logical_form=example.logical_form)) for example in EXAMPLES[lang]]
+    shown = [*EXAMPLES[lang], *([CLASS_EXAMPLES[lang]] if classes else [])]
+    examples = [(prefix + example.question, json_reply(logical_form=example.logical_form)) for example in shown]
     return conversation(system_prompt(schema_summary, lang, operators), prefix + question.strip(), examples=examples)
 
 

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from kag_neo4j.prompts.answer import I_DONT_KNOW, is_unknown, render_answer
 from kag_neo4j.prompts.context import shorten
-from kag_neo4j.solver.judge import JudgeOutcome
+from kag_neo4j.solver.judge import JudgeOutcome, is_polar_question
+from kag_neo4j.solver.matching import normalise_name
+from kag_neo4j.solver.memory import Binding
 from kag_neo4j.solver.results import Citation, KGFact, StepRecord
 from kag_neo4j.solver.runtime import Runtime
 
-__all__ = ["Composed", "compose", "dependency_closure"]
+__all__ = ["Composed", "compose", "confirms", "dependency_closure"]
 
 SNIPPET_CHARS = 300
 
@@ -73,13 +75,31 @@ def _graph_facts(records: list[StepRecord], indices: list[int]) -> list[KGFact]:
     return facts
 
 
-def compose(rt: Runtime, output_aliases: list[str], judged: JudgeOutcome | None) -> Composed:
-    """The answer of a run (see the module docs)."""
+def confirms(bindings: list[Binding], question: str) -> bool:
+    """Whether the bound output answers a yes/no ``question`` with "yes": graph facts found,
+    from the entities the question named, exactly what it asks about ("Is X a Y?" answered with
+    Y — e.g. the concept class a rule put X in). Every value is the far end of a graph fact
+    (an item found for an anchor, not a named end bound to itself) and is named in the question."""
+    items = [item for b in bindings for item in b.items]
+    if not items or not is_polar_question(question) or any(b.source != "graph" for b in bindings):
+        return False
+    asked = normalise_name(question).replace(" ", "")
+    for item in items:
+        name = normalise_name(item.text).replace(" ", "")
+        if isinstance(item.value, bool) or item.key is None or len(name) < 2 or name not in asked:
+            return False
+    return True
+
+
+def compose(rt: Runtime, output_aliases: list[str], judged: JudgeOutcome | None, question: str = "") -> Composed:
+    """The answer of a run (see the module docs). Bound values that a yes/no ``question`` asks
+    about are rendered as "yes" (:func:`confirms`)."""
     records = rt.records
     bindings = [rt.memory.get(alias) for alias in output_aliases]
     if bindings and all(b is not None and not b.empty for b in bindings):
         values = [item.value for b in bindings if b is not None for item in b.items]
-        text = render_answer(values, rt.language)
+        bound = [b for b in bindings if b is not None]
+        text = render_answer([True] if confirms(bound, question) else values, rt.language)
         if text and not is_unknown(text):
             starts = [b.record for b in bindings if b is not None and b.record is not None]
             closure = dependency_closure(records, starts)

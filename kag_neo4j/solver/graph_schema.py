@@ -43,6 +43,9 @@ class GraphSchema:
     properties: dict[str, PredicateSpec] = field(default_factory=dict)
     open_predicates: list[str] = field(default_factory=list)
     parents: dict[str, str] = field(default_factory=dict)
+    #: concept classes the registered rules classify into, by concept type (``TaxOfRiskUser``:
+    #: ``["赌博App开发者", "赌博App老板"]``)
+    classes: dict[str, list[str]] = field(default_factory=dict)
 
     def simple_schema(self) -> SimpleSchema:
         types = set(self.types)
@@ -71,6 +74,9 @@ class GraphSchema:
             lines.append("Properties: " + ", ".join(list(self.properties)[:max_items]))
         if self.open_predicates:
             lines.append("Other predicates: " + ", ".join(self.open_predicates[:max_items]))
+        if self.classes:
+            shown = [f"{kind} = {' | '.join(names[:max_items])}" for kind, names in list(self.classes.items())[:max_items]]
+            lines.append("Classes (ask with p=belongTo, o=<type>): " + "; ".join(shown))
         return "\n".join(lines)
 
 
@@ -114,6 +120,10 @@ def _add_rule_heads(db: Database, schema: GraphSchema) -> None:
         name = _safe(predicate, "rule predicate")
         if name is None:
             continue
+        concept = str(identifier).rpartition("->")[2].partition("/")[2].strip()
+        kind = _safe(obj, "rule type")
+        if name == "belongTo" and concept and kind and concept not in schema.classes.setdefault(kind, []):
+            schema.classes[kind].append(concept)
         domain = _safe(subject, "rule type")
         if obj in VALUE_TYPES or obj.startswith("STD."):
             schema.properties.setdefault(name, PredicateSpec(name, domain, obj if obj in VALUE_TYPES else "Text"))

@@ -27,7 +27,9 @@ __all__ = [
     "NUMBER_TYPES",
     "content_stems",
     "fits_type",
+    "hierarchy_leaf",
     "looks_like_value",
+    "membership_similarity",
     "name_similarity",
     "normalise_name",
     "predicate_similarity",
@@ -97,6 +99,45 @@ def predicate_similarity(wanted: str, found: str) -> float:
     if a_stems and b_stems:
         score = max(score, 0.9 * len(a_stems & b_stems) / len(a_stems | b_stems))
     return score
+
+
+def membership_similarity(wanted: str | None, object_type: str | None, classes: list[str], name: str) -> float:
+    """0..1: how well a concept membership (``belongTo`` a concept of the types ``classes``,
+    named ``name``) answers a step asking ``wanted`` of an object typed ``object_type``.
+
+    1.0 when the step's object is one of the concept's types (``o=o1:TaxOfRiskUser``: KAG's
+    ``p=belongTo, o=TaxOfRiskUser`` under any predicate word); 0.9 when the predicate's content
+    words are those of a class type (``isRiskUser`` ~ ``TaxOfRiskUser``) or it spells out the
+    concept's name (``是赌博App老板`` ~ ``赌博App老板``); else the predicate similarity to them.
+    """
+    if object_type and object_type in classes:
+        return 1.0
+    if not wanted:
+        return 0.0
+    wanted_stems = content_stems(wanted)
+    wanted_cjk = "".join(_CJK.findall(wanted))
+    score = max([predicate_similarity(wanted, text) for text in [*classes, name]], default=0.0)
+    if wanted_stems and not wanted_cjk and any(wanted_stems <= content_stems(label) for label in classes):
+        score = max(score, 0.9)
+    name_cjk = "".join(_CJK.findall(name))
+    if wanted_cjk and name_cjk and (name_cjk in wanted_cjk or wanted_cjk in name_cjk) and (
+        set(_words(wanted)) <= set(_words(name))
+    ):
+        score = max(score, 0.9)
+    return score
+
+
+def hierarchy_leaf(name: str) -> str | None:
+    """The last part of a hierarchical name ``a-b-c`` (KAG's product and industry ids:
+    ``商品化工-橡胶-合成橡胶-顺丁橡胶`` -> ``顺丁橡胶``); ``None`` for other names: one with
+    spaces or an empty part, and a two-part name without CJK (``Baden-Württemberg`` is no
+    hierarchy)."""
+    parts = name.strip().split("-")
+    if len(parts) < 2 or any(not part or part != part.strip() or " " in part for part in parts):
+        return None
+    if len(parts) == 2 and not _CJK.search(name):
+        return None
+    return parts[-1] if len(parts[-1]) >= 2 else None
 
 
 def normalise_name(text: str) -> str:

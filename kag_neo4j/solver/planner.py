@@ -64,9 +64,11 @@ _ACTION_NUMBER = re.compile(r"^\s*action\s*(\d+)", re.IGNORECASE | re.MULTILINE)
 class Planner:
     """Plans with the runtime's LLM (``stage="plan"``)."""
 
-    def __init__(self, rt: Runtime, *, schema_summary: str = "", operators: OperatorRegistry | None = None) -> None:
+    def __init__(self, rt: Runtime, *, schema_summary: str = "", operators: OperatorRegistry | None = None,
+                 classes: bool = False) -> None:
         self.rt = rt
         self.schema_summary = schema_summary
+        self.classes = classes  # the graph has rule-derived concept classes: show the class example
         #: the operators plans may use; the prompt lists their lines
         self.operators = OPERATORS if operators is None else operators
 
@@ -80,7 +82,7 @@ class Planner:
     def plan(self, question: str, record: StepRecord) -> tuple[Plan, bool]:
         """The plan for ``question`` and whether it is the fallback plan."""
         operators = self.operators.prompt_lines(self.language)
-        messages = build_plan_messages(question, self.schema_summary, self.language, operators)
+        messages = build_plan_messages(question, self.schema_summary, self.language, operators, classes=self.classes)
         try:
             response = self._ask(record, messages)
             try:

@@ -92,7 +92,7 @@ class Solver:
         rt = Runtime(self.db, self.llm, self.embedder, config=self.config, language=pick_language(language, question),
                      extra_lists=self.ranked_lists)
         version, schema = self._versioned_schema()
-        planner = Planner(rt, schema_summary=schema.summary())
+        planner = Planner(rt, schema_summary=schema.summary(), classes=bool(schema.classes))
         executor = PlanExecutor(rt)
         plan: Plan | None
         if mode == "static":
@@ -104,7 +104,7 @@ class Solver:
         if not answers_question(rt, outputs, question):
             judged = judge_loop(rt, question)
         # a judged run answers from the judge: its outputs are unbound, or a yes/no to a choice
-        composed = compose(rt, outputs if judged is None else [], judged)
+        composed = compose(rt, outputs if judged is None else [], judged, question)
         after = _stages(self.llm)
         if before is not None and after is not None:
             usage = _usage_delta(before, after)

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.errors import ModelError, ModelUnavailableError
 from kag_neo4j.prompts.answer import is_unknown
 from kag_neo4j.prompts.context import Fact
@@ -45,6 +46,8 @@ from kag_neo4j.solver.matching import (
     DATE_TYPES,
     NUMBER_TYPES,
     fits_type,
+    hierarchy_leaf,
+    membership_similarity,
     name_similarity,
     normalise_name,
     predicate_similarity,
@@ -92,6 +95,7 @@ class _Candidate:
     trusted: bool
     forward: bool
     note: str = ""
+    membership: bool = False  # a BELONGS_TO to a concept class
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,8 +103,11 @@ class _Candidate:
 
 
 def _close(mention: str, entity: LinkedEntity) -> float:
-    """How close the entity's name or one of its aliases is to the mention."""
-    return max(name_similarity(mention, name) for name in [entity.name, *entity.aliases])
+    """How close the entity's name or one of its aliases is to the mention (a hierarchical name
+    ``a-b-c``, as KAG's product and industry ids are, also answers to its leaf ``c``)."""
+    names = [entity.name, *entity.aliases]
+    leaves = {normalise_name(leaf) for leaf in map(hierarchy_leaf, names) if leaf}
+    return 1.0 if normalise_name(mention) in leaves else max(name_similarity(mention, name) for name in names)
 
 
 def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPlan) -> None:
@@ -114,6 +121,12 @@ def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPla
     anchors = [entity for entity, score in scored if score >= rt.config.name_threshold]
     for rank, entity in enumerate(linked, start=1):
         record.used.append(Used(kind="Entity", id=entity.id, rank=rank, score=round(entity.score, 6)))
+    if mention.strip() and not any(type_name is None or type_name in entity.types for entity in anchors):
+        # an event the plan names (events are not in the entity indexes), or one of the asked type
+        events = rt.read(record, "solver/events_by_name", key=name_key(mention), mention=mention, type=type_name,
+                         k=rt.config.link_k)
+        if events:
+            anchors = [LinkedEntity(id=str(row["id"]), name=str(row["name"]), score=1.0) for row in events]
     if anchors:
         end.ids = [entity.id for entity in anchors]
         end.seeds = list(end.ids)
@@ -216,12 +229,15 @@ def _hop_candidates(
         other_id = row["object_id"] if anchor_is_s else row["subject_id"]
         anchor_id = row["subject_id"] if anchor_is_s else row["object_id"]
         similarity = 1.0 if exact else (predicate_similarity(predicate, row["predicate"]) if predicate else 0.5)
+        classes = [str(label) for label in row.get("class_types") or []]
+        if classes:  # a concept membership answers what asks for its class, by type or by name
+            similarity = max(similarity, membership_similarity(predicate, other.element.type, classes, str(value)))
         trusted = (not row["open_fact"]) or float(row["confidence"]) >= rt.config.graph_confidence
         candidates.append(
             _Candidate(
                 fact=_fact_from_row(row), value=value, other_id=other_id, anchor_id=anchor_id,
                 similarity=similarity, trusted=trusted, forward=bool(row["stored_forward"]),
-                note=_edge_note(row.get("edge")),
+                note=_edge_note(row.get("edge")), membership=bool(classes),
             )
         )
     return candidates
@@ -301,7 +317,8 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         if c.similarity >= rt.config.predicate_threshold
         and c.trusted
         and c.forward
-        and (other is None or other.kind != "free" or fits_type(c.value, other_type, value_types))
+        and (other is None or other.kind != "free" or fits_type(c.value, other_type, value_types)
+             or (c.membership and other_type == "Boolean"))  # "is s a risk user?" -> the class s is in
     ]
     if strong and other is not None:
         record.source = "graph"

@@ -178,3 +178,17 @@ def test_repair_messages_in_chinese() -> None:
     error = LogicalFormError("bad", line=1, column=2)
     messages = repair_plan_messages([ChatMessage(role="user", content="问题：x")], "garbage", error, "zh")
     assert messages[-1].content.startswith("这个计划无效")
+
+
+def test_the_class_example_parses_and_is_shown_only_for_a_graph_with_classes() -> None:
+    from kag_neo4j.prompts.plan import CLASS_EXAMPLES, build_plan_messages
+
+    for language, example in CLASS_EXAMPLES.items():
+        plan = plan_from_response(PlanResponse(logical_form=example.logical_form))
+        (retrieval,) = [a.operator for _, a in plan.actions() if a.operator.kind == "Retrieval"]
+        assert retrieval.p.type == "belongTo"
+        question = "Is X a Y?" if language == "en" else "X是Y吗？"
+        plain = build_plan_messages(question, "schema", language)
+        with_classes = build_plan_messages(question, "schema", language, classes=True)
+        assert len(with_classes) == len(plain) + 2
+        assert example.question in with_classes[-3].content and all(example.question not in m.content for m in plain)

@@ -59,3 +59,27 @@ def test_fits_type() -> None:
     assert fits_type("Kestrel Bay", "Town", VALUE_TYPES) and not fits_type("1871", "Person", VALUE_TYPES)
     assert fits_type("anything", None, VALUE_TYPES) and not fits_type("  ", None, VALUE_TYPES)
     assert looks_like_value("1950年") and not looks_like_value("杭州")
+
+
+def test_a_concept_membership_answers_a_step_asking_for_its_class() -> None:
+    from kag_neo4j.solver.matching import membership_similarity
+
+    classes = ["TaxOfRiskUser"]
+    # KAG's form: the object typed by the concept type, whatever the predicate word
+    assert membership_similarity("anything", "TaxOfRiskUser", classes, "赌博App开发者") == 1.0
+    # the predicate's words are the class type's, or it spells out the concept's name
+    assert membership_similarity("isRiskUser", "Boolean", classes, "赌博App开发者") >= 0.85
+    assert membership_similarity("是赌博App老板", None, classes, "赌博App老板") >= 0.85
+    # a word the class shares by accident, or an unrelated predicate, is no match
+    assert membership_similarity("app", "App", classes, "赌博App开发者") < 0.85
+    assert membership_similarity("bornIn", None, classes, "赌博App老板") < 0.85
+    assert membership_similarity("riskLevel", None, classes, "赌博App开发者") < 0.85
+
+
+def test_a_hierarchical_name_answers_to_its_leaf() -> None:
+    from kag_neo4j.solver.matching import hierarchy_leaf
+
+    assert hierarchy_leaf("商品化工-橡胶-合成橡胶-顺丁橡胶") == "顺丁橡胶"
+    assert hierarchy_leaf("materials-chemicals-rubber") == "rubber"
+    for name in ("Jean-Paul Sartre", "Baden-Württemberg", "a--b", "顺丁橡胶", "x-y-"):
+        assert hierarchy_leaf(name) is None, name

@@ -1,0 +1,207 @@
+"""KAG's demo questions over the demo excerpts, with the rules applied: the plan is scripted
+(the offline planner's own wording included), what the answers assert only the graph can give.
+
+The riskmining and supplychain excerpts of tests/fixtures/builder/kag_demos are loaded with their
+schemas through the real pipeline and KAG's concept.rule files are applied and registered. The
+expected classes and companies are computed here from the CSV files (the riskmining sets by
+``expected_sets`` of test_riskmining_acceptance.py; the supplychain chain below), never from
+the graph or from the script.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from kag_neo4j.api import KAG
+from kag_neo4j.cli.ask import register
+from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types
+from kag_neo4j.builder.readers.common import ReadOptions
+from kag_neo4j.config import Settings
+from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.models.scripted import ScriptedLLM
+from kag_neo4j.prompts.plan import CLASS_EXAMPLES
+from kag_neo4j.rules.load import load_rules
+from kag_neo4j.rules.registry import apply_and_register
+from kag_neo4j.schema.validate import load_schema
+from kag_neo4j.solver.graph_schema import read_graph_schema
+from kag_neo4j.solver.results import Answer
+from kag_neo4j.store.database import Database, connection_for
+from tests.integration.cli_env import connection_env
+from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.test_riskmining_acceptance import DEVELOPER, OWNER, expected_sets
+
+pytestmark = pytest.mark.integration
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+DEMOS = FIXTURES / "builder" / "kag_demos"
+RULES = FIXTURES / "rules" / "kag"
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return [{k.strip(): (v or "").strip() for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+def _load(db: Database, settings: Settings, demo: str, schema_name: str, rule_file: str, as_of: str) -> None:
+    schema_file = FIXTURES / "schemas" / schema_name
+    schema = load_schema(str(schema_file))
+    load([DEMOS / demo], db, settings, LoadOptions(mode="light", spg_schema=schema, similarity=None),
+         embedder=HashingEmbedder(TEST_DIMENSION), read_options=with_schema_types(ReadOptions(), schema))
+    apply_and_register(db, load_rules([schema_file, RULES / rule_file]), as_of=as_of)
+
+
+@pytest.fixture
+def risk(db: Database, test_settings: Settings) -> Database:
+    _load(db, test_settings, "riskmining", "RiskMining.schema", "riskmining_concept.rule", "2024-02-01")
+    return db
+
+
+@pytest.fixture
+def supply(db: Database, test_settings: Settings) -> Database:
+    _load(db, test_settings, "supplychain", "SupplyChain.schema", "supplychain_concept.rule", "2023-09-30")
+    return db
+
+
+def _ask(db: Database, question: str, plan: str) -> Answer:
+    llm = ScriptedLLM([{"logical_form": plan}])  # the plan only: any other model call fails the test
+    return KAG(db, llm, HashingEmbedder(TEST_DIMENSION)).ask(question)
+
+
+def _person(name: str) -> str:
+    (row,) = [r for r in _rows(DEMOS / "riskmining" / "Person.csv") if r["name"] == name]
+    return row["id"]
+
+
+def _classes(person_id: str) -> set[str]:
+    sets = expected_sets(DEMOS / "riskmining")
+    return {c for c, members in ((DEVELOPER, sets["developers"]), (OWNER, sets["owners"])) if person_id in members}
+
+
+def _stored_rules(db: Database, answer: Answer) -> set[str]:
+    row = db.read("MATCH (r:KagRun {id: $id}) RETURN r.kg_path AS path", id=answer.run_id)[0]
+    return {f["derived_by"] for f in json.loads(row["path"]) if f.get("derived_by")}
+
+
+def test_the_planner_is_told_the_classes_the_rules_classify_into(risk: Database) -> None:
+    summary = read_graph_schema(risk).summary()
+    (line,) = [line for line in summary.splitlines() if line.startswith("Classes")]
+    assert "TaxOfRiskUser = " in line and DEVELOPER in line and OWNER in line and "TaxOfRiskApp = 赌博应用" in line
+
+
+def test_a_masked_name_links_and_a_class_asked_by_another_word_is_the_derived_membership(risk: Database) -> None:
+    # the offline planner's own wording for "裘**是否有风险？": no belongTo, a Boolean object
+    answer = _ask(risk, "裘**是否有风险？", """\
+Step1: 裘**是否是风险用户？
+Action1: Retrieval(s=s1:Person[`裘**`], p=p1:isRiskUser, o=o1:Boolean)
+Action2: Output(o1)""")
+    want = _classes(_person("裘**"))
+    assert want and answer.known
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source == "graph"
+    assert {f.object for f in step.facts} == want and set(answer.answer.split("、")) == want
+    assert {f.subject_id for f in step.facts} == {f"Person:#{_person('裘**')}"}
+    rules = {f"RiskMining:Person-belongTo->TaxOfRiskUser/{c}" for c in want}
+    assert {f.derived_by for f in step.facts} == rules == _stored_rules(risk, answer)
+
+
+def test_a_yes_no_question_about_the_class_the_graph_gives_is_answered_yes(risk: Database) -> None:
+    assert OWNER in _classes(_person("柏*"))
+    answer = _ask(risk, "柏*是赌博App老板吗？", """\
+Step1: 柏*属于哪类风险用户？
+Action1: Retrieval(s=s1:Person[`柏*`], p=p1:belongTo, o=o1:TaxOfRiskUser)
+Action2: Output(o1)""")
+    assert answer.known and answer.answer == "是"
+    assert [(f.object, f.derived_by) for f in answer.kg_path] == [
+        (OWNER, f"RiskMining:Person-belongTo->TaxOfRiskUser/{OWNER}")]
+
+
+def test_a_class_the_person_is_not_in_is_not_confirmed(risk: Database) -> None:
+    person = _person("裘**")
+    assert OWNER not in _classes(person) and _classes(person)  # a developer, no owner
+    answer = _ask(risk, "裘**是赌博App老板吗？", """\
+Step1: 裘**属于哪类风险用户？
+Action1: Retrieval(s=s1:Person[`裘**`], p=p1:belongTo, o=o1:TaxOfRiskUser)
+Action2: Output(o1)""")
+    assert answer.answer not in {"是", "yes"} and set(answer.answer.split("、")) == _classes(person)
+
+
+def _affected() -> set[str]:
+    """concept.rule over the excerpt: the 价格上涨 event's product P -> every company making a
+    product ``down`` with (P)-[:hasSupplyChain]->(down:Product); CompanyUpdate.csv replaces a
+    company's products."""
+    folder = DEMOS / "supplychain"
+    products = {r["id"]: r for r in _rows(folder / "Product.csv")}
+    split = lambda cell: {v.strip() for v in cell.replace("，", ",").split(",") if v.strip()}  # noqa: E731
+    down = {d for e in _rows(folder / "ProductChainEvent.csv") if e["index"] == "价格" and e["trend"] == "上涨"
+            for d in split(products[e["subject"]]["hasSupplyChain"]) if d in products}
+    made = {r["id"]: (r["name"], split(r["product"])) for r in _rows(folder / "Company.csv")}
+    for r in _rows(folder / "CompanyUpdate.csv"):
+        made[r["id"]] = (made[r["id"]][0], split(r["products"]))
+    return {name for name, owned in made.values() if owned & down}
+
+
+def test_the_event_chain_from_a_product_named_by_its_leaf_names_the_affected_companies(supply: Database) -> None:
+    affected = _affected()
+    assert affected
+    answer = _ask(supply, "顺丁橡胶成本上涨对那些公司产生了影响", """\
+Step1: 哪个产业链事件与顺丁橡胶有关？
+Action1: Retrieval(s=e1:ProductChainEvent, p=p1:subject, o=o1:Product[`顺丁橡胶`])
+Step2: 它导致了哪些公司事件？
+Action2: Retrieval(s=e1, p=p2:leadTo, o=e2:CompanyEvent)
+Step3: 这些事件涉及哪些公司？
+Action3: Retrieval(s=e2, p=p3:subject, o=c1:Company)
+Action4: Output(c1)""")
+    first, leads, subjects = [s for s in answer.steps if s.op == "Retrieval"]
+    assert first.source == "graph"  # 顺丁橡胶 anchors the product 商品化工-橡胶-合成橡胶-顺丁橡胶
+    assert {f.object_id for f in first.facts} == {"Product:#商品化工-橡胶-合成橡胶-顺丁橡胶"} or {
+        f.object for f in first.facts} == {"商品化工-橡胶-合成橡胶-顺丁橡胶"}
+    assert answer.known and set(answer.answer.split("、")) == affected
+    rule = "SupplyChain:TaxOfProdEvent/价格上涨-leadTo->TaxOfCompanyEvent/成本上涨"
+    assert {f.derived_by for f in leads.facts + subjects.facts} == {rule}
+    assert rule in _stored_rules(supply, answer)
+
+
+def test_a_plan_naming_the_loaded_event_starts_the_chain_from_it(supply: Database) -> None:
+    (event,) = _rows(DEMOS / "supplychain" / "ProductChainEvent.csv")
+    answer = _ask(supply, f"{event['name']}对那些公司产生了影响", f"""\
+Step1: {event['name']}导致了哪些公司事件？
+Action1: Retrieval(s=e1:ProductChainEvent[`{event['name']}`], p=p1:leadTo, o=e2:CompanyEvent)
+Step2: 这些事件涉及哪些公司？
+Action2: Retrieval(s=e2, p=p2:subject, o=c1:Company)
+Action3: Output(c1)""")
+    leads, subjects = [s for s in answer.steps if s.op == "Retrieval"]
+    assert leads.source == subjects.source == "graph"
+    assert {f.subject for f in leads.facts} == {event["name"]}
+    assert answer.known and set(answer.answer.split("、")) == _affected()
+
+
+def test_the_planner_is_shown_the_class_example_on_a_graph_with_classes(risk: Database) -> None:
+    llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Retrieval(s=s1:Person[`柏*`], p=p1:belongTo, o=o1:TaxOfRiskUser)\n"
+                                        "Action2: Output(o1)"}])
+    KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("柏*是赌博App老板吗？", trace=False)
+    assert any(CLASS_EXAMPLES["zh"].question in m.content for m in llm.calls[0].messages)
+
+
+def test_kag_neo4j_trace_names_the_rule_of_each_derived_fact(risk: Database, test_settings: Settings) -> None:
+    answer = _ask(risk, "柏*属于哪类风险用户？", """\
+Step1: 柏*属于哪类风险用户？
+Action1: Retrieval(s=s1:Person[`柏*`], p=p1:belongTo, o=o1:TaxOfRiskUser)
+Action2: Output(o1)""")
+    (rule,) = _stored_rules(risk, answer)
+    app = typer.Typer()
+
+    @app.callback()
+    def main(ctx: typer.Context) -> None:
+        ctx.obj = {}
+
+    register(app)
+    result = CliRunner().invoke(app, ["trace", str(answer.run_id)], env=connection_env(connection_for(test_settings)))
+    assert result.exit_code == 0, result.output
+    flat = "".join(result.output.split())  # whatever the terminal width wrapped
+    assert f"rule{rule}" in flat and OWNER in flat
