@@ -15,11 +15,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.chunks import RankedChunk
-from kag_neo4j.solver.linking import link_entity, link_exact
+from kag_neo4j.solver.linking import link_entity
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieve, ppr_backend
+from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieval, ppr_backend
 from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["SearchResult", "recipe", "search"]
@@ -63,17 +64,20 @@ def search(
     config = recipe(recipe_name, k)
     mentions: list[str] = []
     seeds: list[str] = []
+    keys: list[str] = []
     if config.weights.ppr > 0:
         mentions = question_mentions(question)
-        if config.seed_linking == "exact":
-            linked = link_exact(runner, mentions, max_chunks=config.max_seed_chunks)
-            seeds = list(dict.fromkeys(entity_id for mention in mentions for entity_id in linked[mention]))
+        if config.seed_linking == "exact":  # linked inside the retrieval statement (no round trip of its own)
+            keys = [name_key(mention) for mention in mentions]
         else:
             for mention in mentions:
                 for entity in link_entity(runner, embedder, mention, k=link_k):
                     if entity.id not in seeds:
                         seeds.append(entity.id)
-    chunks = hybrid_retrieve(runner, embedder, question, seed_entity_ids=seeds, config=config, extra_lists=extra_lists)
+    found = hybrid_retrieval(runner, embedder, question, seed_entity_ids=seeds, seed_keys=keys, config=config,
+                             extra_lists=extra_lists)
+    chunks = found.chunks
+    seeds = seeds or found.linked_entity_ids
     backend = ppr_backend(runner, config) if config.weights.ppr > 0 else None
     return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds, ppr_backend=backend,
                         warnings=runner.capabilities.warnings if backend else [])
