@@ -37,12 +37,16 @@ CALL (dense, linked) {
   // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher),
   // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most mass.
   // A chunk's score is the mass that visits it (the truncated power series of PPR, without its constant factor).
+  // Only chunks are ranked, so the last push skips the frontier's chunks (their mass would reach entities only).
+  // The hops are written out: a loop (reduce over COLLECT subqueries, which allow no aggregation inside
+  // a list expression) gave the same lists 20-25% slower (benchmarks/results/latency-figures.md).
   UNWIND seeds AS seed
   WITH seed, 1.0 / size(seeds) AS mass
   WITH collect({node: seed, mass: mass}) AS frontier0
   CALL (frontier0) {
     UNWIND CASE WHEN $ppr_hops > 0 THEN frontier0 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 1 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -64,6 +68,7 @@ CALL (dense, linked) {
   CALL (frontier1) {
     UNWIND CASE WHEN $ppr_hops > 1 THEN frontier1 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 2 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -85,6 +90,7 @@ CALL (dense, linked) {
   CALL (frontier2) {
     UNWIND CASE WHEN $ppr_hops > 2 THEN frontier2 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 3 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -106,6 +112,7 @@ CALL (dense, linked) {
   CALL (frontier3) {
     UNWIND CASE WHEN $ppr_hops > 3 THEN frontier3 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 4 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -127,6 +134,7 @@ CALL (dense, linked) {
   CALL (frontier4) {
     UNWIND CASE WHEN $ppr_hops > 4 THEN frontier4 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 5 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -148,6 +156,7 @@ CALL (dense, linked) {
   CALL (frontier5) {
     UNWIND CASE WHEN $ppr_hops > 5 THEN frontier5 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 6 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next

@@ -76,7 +76,9 @@ class RetrievalConfig(BaseModel):
         "(procedures/hybrid_retrieval.cypher), 'cypher' over the seeds' neighbourhood in plain Cypher "
         "(procedures/hybrid_retrieval_local.cypher, no projection), 'auto' the measured default "
         "(DEFAULT_PPR_BACKEND) when the server has GDS, else 'cypher'"))
-    ppr_hops: int = Field(default=3, ge=0, le=6, description="'cypher' backend: hops the seeds' mass is pushed")
+    ppr_hops: int = Field(default=4, ge=0, le=6, description=(
+        "'cypher' backend: hops the seeds' mass is pushed (4 measured best on MuSiQue: 3 reaches the chunks of "
+        "a dense seed's entities but not the next ones, benchmarks/results/latency-figures.md)"))
     ppr_frontier: int = Field(default=100, ge=1, description=(
         "'cypher' backend: the nodes with the most mass kept at each hop (bounds the cost by the "
         "neighbourhood, not the graph)"))
@@ -91,8 +93,10 @@ class RetrievalConfig(BaseModel):
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
 
-# fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md)
-_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0))
+# fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md);
+# PageRank local, in plain Cypher: one read, its cost bounded by the seeds' neighbourhood, and on MuSiQue
+# R@5 77.3 against exact GDS PageRank's 76.3 (benchmarks/results/latency-figures.md)
+_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0), ppr_backend="cypher")
 
 RECIPES: dict[str, RetrievalConfig] = {
     "hybrid": _HYBRID,
@@ -105,7 +109,8 @@ RECIPES: dict[str, RetrievalConfig] = {
 }
 
 
-#: the backend 'auto' picks on a server with GDS (docs/scaling.md has the figures)
+#: the backend 'auto' picks on a server with GDS (docs/scaling.md has the figures): the solver's step
+#: retrieval (``RetrievalConfig()``); the ``hybrid`` recipe of single-shot search names 'cypher' itself
 DEFAULT_PPR_BACKEND: Literal["gds", "cypher"] = "gds"
 
 #: the lists the procedure computes itself
