@@ -1,14 +1,18 @@
-"""Where one single-shot hybrid query spends its time, stage by stage, on the loaded graph.
+"""Where one single-shot hybrid query spends its time, stage by stage, before and after (one run).
 
     export KAG_EMBEDDER=e5
-    python benchmarks/retrieval_profile.py musique --limit 30 --data-dir ../shared/benchmarks
+    python benchmarks/retrieval_profile.py musique --limit 30 --data-dir ../shared/benchmarks \
+        --baseline-procedures /path/to/old/checkout/procedures
 
-Read-only. For each question it times, one after the other (interleaved per question, one warm-up):
-a server round trip (``RETURN 1``), the query embedding, the mention extraction (NER), the exact
-seed linking, the projection lookup (GDS backend), the retrieval statement of each backend with the
-query vector and seeds given, and ``KAG.search``'s whole path per recipe (``search``) — what
-``kag-neo4j eval`` times. Prints a Markdown table of p50 / p95 / mean ms per stage, and the
-database hits of the statements (``PROFILE``, first question).
+Read-only. For each question (one warm-up, then every stage interleaved per question) it times a
+server round trip (``RETURN 1``), the query embedding, the mention extraction (NER), the reads the
+retrieval makes, each retrieval statement with the query vector and seeds given, and
+``KAG.search``'s whole path per recipe — what ``kag-neo4j eval`` times (LLM excluded, query
+embedding included). With ``--baseline-procedures`` (the ``procedures/`` folder of an older
+checkout) it also replays the older path: exact linking in its own read (``entities_by_key``),
+the graph version and the projection list in two reads, then the older statement. Prints
+p50 / p95 / mean ms per stage, each end-to-end path's p50 against dense's, and the database hits
+of the statements (``PROFILE``, summed over the questions).
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.config import load_settings
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_questions, resolve_dataset
 from kag_neo4j.models import build_embedder
 from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.projection import current_projection
+from kag_neo4j.solver.projection import current_projection, projection_prefix
 from kag_neo4j.solver.question_search import recipe, search
 from kag_neo4j.solver.retrieval import retrieval_params
 from kag_neo4j.store import cypher
@@ -49,14 +54,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=30)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--data-dir", type=Path, default=None)
-    parser.add_argument("--recipes", default="dense,hybrid-gds,hybrid-cypher")
+    parser.add_argument("--baseline-procedures", type=Path, default=None,
+                        help="procedures/ of an older checkout, whose path is replayed for comparison")
     args = parser.parse_args(argv)
     settings = load_settings()
     embedder = build_embedder(settings)
     questions = [q.question for q in load_questions(resolve_dataset(args.dataset, data_dir=args.data_dir).questions,
                                                     limit=args.limit).questions]
-    recipes = [name.strip() for name in args.recipes.split(",") if name.strip()]
-    gds, local = recipe("hybrid-gds", args.k), recipe("hybrid-cypher", args.k)
+    ours, gds, dense = recipe("hybrid", args.k), recipe("hybrid-gds", args.k), recipe("dense", args.k)
+    old = {name: (args.baseline_procedures / f"{name}.cypher").read_text(encoding="utf-8")
+           for name in ("hybrid_retrieval", "hybrid_retrieval_local")} if args.baseline_procedures else {}
     times: dict[str, list[float]] = {}
     hits: dict[str, int] = {}
 
@@ -67,40 +74,60 @@ def main(argv: list[str] | None = None) -> int:
         return result
 
     with Database.connect(settings) as db:
+        prefix = projection_prefix(db)
         for number, question in enumerate([questions[0], *questions]):
             if number == 1:
                 times.clear()
             timed("round trip (RETURN 1)", lambda: db.read("RETURN 1 AS one"))
             vector = timed("embed query", lambda: embedder.embed_query(question))
             mentions = timed("mentions (NER)", lambda: question_mentions(question))
-            linked = timed("link_exact (1 query)", lambda: link_exact(db, mentions, max_chunks=gds.max_seed_chunks))
-            seeds = list(dict.fromkeys(e for m in mentions for e in linked[m]))
-            graph = timed("projection lookup (2 queries)", lambda: current_projection(db))
-            params = {**retrieval_params(question, seeds, gds), "query_vector": vector}
-            timed("statement: hybrid_retrieval (GDS PPR)",
-                  lambda: db.query("hybrid_retrieval", "procedures", graph_name=graph, **params))
-            local_params = {**retrieval_params(question, seeds, local), "query_vector": vector, "graph_name": ""}
-            timed("statement: hybrid_retrieval_local (Cypher PPR)",
-                  lambda: db.query("hybrid_retrieval_local", "procedures", **local_params))
-            dense_params = {**retrieval_params(question, [], recipe("dense", args.k)), "query_vector": vector,
-                            "graph_name": ""}
-            timed("statement: dense only", lambda: db.query("hybrid_retrieval_local", "procedures", **dense_params))
-            for name in recipes:
-                timed(f"search (end to end): {name}", lambda: search(db, embedder, question, k=args.k, recipe_name=name))
-            if number == 1:
-                hits["hybrid_retrieval (GDS)"] = db_hits(db, cypher.query("hybrid_retrieval", "procedures"),
-                                                         {**params, "graph_name": graph})
-                hits["hybrid_retrieval_local"] = db_hits(db, cypher.query("hybrid_retrieval_local", "procedures"),
-                                                         local_params)
-                hits["dense only"] = db_hits(db, cypher.query("hybrid_retrieval_local", "procedures"), dense_params)
+            keys = [name_key(mention) for mention in mentions]
+            timed("read: projection state (version + catalog)", lambda: db.query("solver/projection_state", prefix=prefix))
+            graph = current_projection(db)
+            statements: dict[str, tuple[str, dict[str, Any]]] = {
+                "statement: ours (local PPR, links inside)": (cypher.query("hybrid_retrieval_local", "procedures"), {
+                    **retrieval_params(question, [], ours, seed_keys=keys), "query_vector": vector, "graph_name": ""}),
+                "statement: ours-gds (GDS PPR, links inside)": (cypher.query("hybrid_retrieval", "procedures"), {
+                    **retrieval_params(question, [], gds, seed_keys=keys), "query_vector": vector, "graph_name": graph}),
+                "statement: dense only": (cypher.query("hybrid_retrieval_local", "procedures"), {
+                    **retrieval_params(question, [], dense), "query_vector": vector, "graph_name": ""}),
+            }
+            if old:
+                linked = timed("before: read entities_by_key", lambda: link_exact(db, mentions, max_chunks=gds.max_seed_chunks))
+                seeds = list(dict.fromkeys(entity for mention in mentions for entity in linked[mention]))
+                before = retrieval_params(question, seeds, gds)
+                statements["before: statement, GDS PPR"] = (old["hybrid_retrieval"], {
+                    **before, "query_vector": vector, "graph_name": graph})
+                statements["before: statement, local PPR (3 hops)"] = (old["hybrid_retrieval_local"], {
+                    **before, "ppr_hops": 3, "query_vector": vector, "graph_name": ""})
+            for name, (text, params) in statements.items():
+                timed(name, lambda: db.read(text, **params))
+                if number >= 1:
+                    hits[name] = hits.get(name, 0) + db_hits(db, text, params)
+            for name in ("dense", "hybrid", "hybrid-gds"):
+                timed(f"end to end: search {name}", lambda: search(db, embedder, question, k=args.k, recipe_name=name))
+            if old:
+                def before_path() -> None:  # the older path: embedding, NER, linking read, 2 projection reads, statement
+                    vector = embedder.embed_query(question)
+                    found = question_mentions(question)
+                    linked = link_exact(db, found, max_chunks=gds.max_seed_chunks)
+                    seeds = list(dict.fromkeys(entity for mention in found for entity in linked[mention]))
+                    db.query("solver/graph_version")
+                    db.query("solver/list_projections", prefix=prefix)
+                    db.read(old["hybrid_retrieval"], **retrieval_params(question, seeds, gds), query_vector=vector,
+                            graph_name=graph)
+
+                timed("end to end: before, ours (GDS)", before_path)
+    dense_p50 = metrics.percentile(times["end to end: search dense"], 50) or 1.0
     print(f"{args.dataset}, {len(questions)} questions, k={args.k}\n")
-    print("| stage | p50 ms | p95 ms | mean ms |\n|---|---:|---:|---:|")
+    print("| stage | p50 ms | p95 ms | mean ms | p50 / dense end to end |\n|---|---:|---:|---:|---:|")
     for name, values in times.items():
-        print(f"| {name} | {metrics.percentile(values, 50):.1f} | {metrics.percentile(values, 95):.1f} | "
-              f"{statistics.mean(values):.1f} |")
-    print("\n| statement (first question) | db hits |\n|---|---:|")
+        p50 = metrics.percentile(values, 50) or 0.0
+        ratio = f"{p50 / dense_p50:.2f}" if name.startswith("end to end") else ""
+        print(f"| {name} | {p50:.1f} | {metrics.percentile(values, 95):.1f} | {statistics.mean(values):.1f} | {ratio} |")
+    print("\n| statement | db hits per question (mean) |\n|---|---:|")
     for name, count in hits.items():
-        print(f"| {name} | {count:,} |")
+        print(f"| {name} | {count // len(questions):,} |")
     return 0
 
 
