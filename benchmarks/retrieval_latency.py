@@ -297,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                 from ppr_agreement import agreement, variants_for
 
                 report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions, variants_for(10, [], []))
+            args.out.parent.mkdir(parents=True, exist_ok=True)  # each level as soon as it is measured
+            args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
         # The replicas (and their removal) change the HNSW vector index, and with it approximate
         # nearest-neighbour results: leave no half-measured graph behind for an evaluation.
         clear_knowledge_base(db)
