@@ -1,12 +1,15 @@
-// hybrid_retrieval v3 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// hybrid_retrieval v4 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
-// PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
+// PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids, the entities
+// whose resolution key is one of $seed_keys (exact links made here; hubs in more than $max_seed_chunks chunks
+// left out when not null; every row returns their ids, in the keys' order, as linked_ids) and
 // the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
 // stale projection reads them first, see cypher/solver/dense_seeds.cypher); it is skipped when there
 // are no seeds. Its chunks are the best $k_ppr chunks among the $ppr_pool highest-scoring nodes.
 // Chunks of documents still loading (Document.status <> 'complete') are left out of every list;
 // the indexes are asked for $candidate_factor times the candidates so that k_dense / k_fulltext remain.
-// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_chunk_ids,
+// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_keys,
+// $max_seed_chunks, $seed_chunk_ids,
 // $k_dense, $k_fulltext, $k_ppr, $candidate_factor, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
 // $weights {dense, fulltext, ppr, <custom list>...}, $rrf_k, $k, $extra_lists.
 // $extra_lists: custom ranked lists computed before this statement ([{name, ids: chunk ids best first}],

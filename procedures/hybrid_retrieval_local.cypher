@@ -1,4 +1,4 @@
-// hybrid_retrieval_local v2 — hybrid_retrieval (v3) with its Personalized PageRank computed in plain Cypher
+// hybrid_retrieval_local v3 — hybrid_retrieval (v4) with its Personalized PageRank computed in plain Cypher
 // over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
 // (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
 // Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).

@@ -1,8 +1,8 @@
 """Hybrid chunk retrieval inside Neo4j: dense + fulltext + Personalized PageRank, fused by RRF.
 
 The whole retrieval is one parameterized statement, ``procedures/hybrid_retrieval.cypher``; this
-module only prepares its parameters (the query vector, an escaped Lucene query, the seeds) and
-reads its rows. It runs in a read transaction. When its projection was retired under it (another
+module only prepares its parameters (the query vector, an escaped Lucene query, the seeds, and the
+resolution keys whose entities seed PageRank too: exact linking inside the same read) and reads its rows. It runs in a read transaction. When its projection was retired under it (another
 process), or lacks a seed written since it was projected, it retries: it reads the dense seeds
 first, then projects the graph version read after them, then runs again; if that projection still
 lacks a seed (it was taken while the write that bumped its version was being applied), it is
