@@ -23,20 +23,17 @@ from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_questions, resolve_dataset
 from kag_neo4j.models import build_embedder
 from kag_neo4j.models.base import Embedder
-from kag_neo4j.solver.linking import link_entity
+from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.mentions import question_mentions
 from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieve
 from kag_neo4j.store.database import Database
 
 
 def seeds_for(db: Database, embedder: Embedder, question: str) -> list[str]:
-    """The entities ``KAG.search`` seeds PageRank with (each mention's best link)."""
-    seeds: list[str] = []
-    for mention in question_mentions(question):
-        for entity in link_entity(db, embedder, mention, k=1):
-            if entity.id not in seeds:
-                seeds.append(entity.id)
-    return seeds
+    """The entities ``KAG.search`` seeds PageRank with (exact links of the mentions, hubs left out)."""
+    mentions = question_mentions(question)
+    linked = link_exact(db, mentions, max_chunks=RECIPES["hybrid"].max_seed_chunks)
+    return list(dict.fromkeys(entity for mention in mentions for entity in linked[mention]))
 
 
 def variants_for(k: int, hops: list[int], frontiers: list[int]) -> dict[str, RetrievalConfig]:

@@ -94,6 +94,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     "default+ft01": ("hybrid", {"weights": {"dense": 1.0, "fulltext": 0.1, "ppr": 1.0}}, "exact_df5", None),
     "default+ft03": ("hybrid", {"weights": _FT03}, "exact_df5", None),
     "default+ppr07": ("hybrid", {"weights": {"dense": 1.0, "fulltext": 0.0, "ppr": 0.7}}, "exact_df5", None),
+    # the default with the plain-Cypher local PPR: hops and frontier (latency, issue 12)
+    "cypher": ("hybrid-cypher", {}, "exact_df5", None),
+    **{f"cypher_h{h}_f{f}": ("hybrid-cypher", {"ppr_hops": h, "ppr_frontier": f}, "exact_df5", None)
+       for h in (2, 3, 4, 5, 6) for f in (50, 100, 200, 400)},
 }
 
 _product_projection = retrieval.current_projection

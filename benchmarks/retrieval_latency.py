@@ -207,6 +207,9 @@ def measure_level(db: Database, embedder: Embedder, questions: list[str], method
                       "p95_ms": round(metrics.percentile(values, 95) or 0, 1),
                       "mean_ms": round(sum(values) / len(values), 1)}
     for name, row in rows.items():
+        if "dense" in rows and rows["dense"]["p50_ms"] and rows["dense"]["p95_ms"]:
+            row["p50_vs_dense"] = round(row["p50_ms"] / rows["dense"]["p50_ms"], 2)
+            row["p95_vs_dense"] = round(row["p95_ms"] / rows["dense"]["p95_ms"], 2)
         for peer in ("graphrag-vector", "graphrag-hybrid"):
             if peer in rows and rows[peer]["p50_ms"]:
                 row[f"p50_vs_{peer}"] = round(row["p50_ms"] / rows[peer]["p50_ms"], 2)
@@ -294,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                 from ppr_agreement import agreement, variants_for
 
                 report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions, variants_for(10, [], []))
+            args.out.parent.mkdir(parents=True, exist_ok=True)  # each level as soon as it is measured
+            args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
         # The replicas (and their removal) change the HNSW vector index, and with it approximate
         # nearest-neighbour results: leave no half-measured graph behind for an evaluation.
         clear_knowledge_base(db)
@@ -318,12 +323,19 @@ def markdown(report: dict[str, Any]) -> str:
                          f"{row['passages_per_s']} | {row.get('llm_calls', 0)} | {row.get('peak_rss_mb', '–')} |")
         lines.append("")
     if report["latency"]:
-        lines += ["| level | chunks | method | p50 ms | p95 ms | p50 / graphrag-vector | p50 / graphrag-hybrid |",
-                  "|---|---:|---|---:|---:|---:|---:|"]
+        lines += ["| level | chunks | method | p50 ms | p95 ms | p50 / dense | p95 / dense | p50 / graphrag-vector "
+                  "| p50 / graphrag-hybrid |", "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
         for level in report["latency"]:
             for method, row in level["methods"].items():
                 lines.append(f"| {level['level']} | {level['chunks']} | {method} | {row['p50_ms']} | {row['p95_ms']} | "
+                             f"{row.get('p50_vs_dense', '–')} | {row.get('p95_vs_dense', '–')} | "
                              f"{row.get('p50_vs_graphrag-vector', '–')} | {row.get('p50_vs_graphrag-hybrid', '–')} |")
+        if len(report["latency"]) > 1:
+            first, last = report["latency"][1 if len(report["latency"]) > 2 else 0], report["latency"][-1]
+            lines += ["", f"growth {first['level']} -> {last['level']} ({last['chunks'] / first['chunks']:.1f}x the chunks), "
+                      "p50: " + ", ".join(
+                          f"{method} {last['methods'][method]['p50_ms'] / first['methods'][method]['p50_ms']:.2f}x"
+                          for method in last["methods"] if method in first["methods"] and first["methods"][method]["p50_ms"])]
         for level in report["latency"]:
             if "ppr_agreement" in level:
                 from ppr_agreement import markdown as agreement_table

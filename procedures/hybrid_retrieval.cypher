@@ -1,12 +1,15 @@
-// hybrid_retrieval v3 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// hybrid_retrieval v4 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
-// PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids and
+// PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids, the entities
+// whose resolution key is one of $seed_keys (exact links made here; hubs in more than $max_seed_chunks chunks
+// left out when not null; every row returns their ids, in the keys' order, as linked_ids) and
 // the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
 // stale projection reads them first, see cypher/solver/dense_seeds.cypher); it is skipped when there
 // are no seeds. Its chunks are the best $k_ppr chunks among the $ppr_pool highest-scoring nodes.
 // Chunks of documents still loading (Document.status <> 'complete') are left out of every list;
 // the indexes are asked for $candidate_factor times the candidates so that k_dense / k_fulltext remain.
-// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_chunk_ids,
+// Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_keys,
+// $max_seed_chunks, $seed_chunk_ids,
 // $k_dense, $k_fulltext, $k_ppr, $candidate_factor, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
 // $weights {dense, fulltext, ppr, <custom list>...}, $rrf_k, $k, $extra_lists.
 // $extra_lists: custom ranked lists computed before this statement ([{name, ids: chunk ids best first}],
@@ -28,11 +31,19 @@ CALL () {
   WITH node, score ORDER BY score DESC LIMIT $k_fulltext
   RETURN collect(node) AS sparse
 }
-CALL (dense) {
+CALL () {  // the exact links of the question's mentions: entities whose resolution key is one of $seed_keys
+  // (in their order, then by id), but hubs mentioned in more than $max_seed_chunks chunks (not null)
+  UNWIND range(0, size(coalesce($seed_keys, [])) - 1) AS position
+  MATCH (linked:Entity {name_key: $seed_keys[position]})
+  WHERE $max_seed_chunks IS NULL OR COUNT { (linked)-[:MENTIONED_IN]->(:Chunk) } <= $max_seed_chunks
+  WITH linked ORDER BY position, linked.id
+  RETURN collect(DISTINCT linked) AS linked
+}
+CALL (dense, linked) {
   OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
-  WITH dense, collect(e) AS entities
+  WITH dense, linked, collect(e) AS entities
   OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
-  WITH dense, entities, collect(c) AS chunks
+  WITH dense, linked, entities + [entity IN linked WHERE NOT entity IN entities] AS entities, collect(c) AS chunks
   WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   CALL gds.pageRank.stream($graph_name, {
@@ -60,15 +71,15 @@ CALL () {
   RETURN collect([extra.name, nodes]) AS extras
 }
 UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] + extras AS ranked
-WITH ranked[0] AS list, ranked[1] AS nodes
+WITH linked, ranked[0] AS list, ranked[1] AS nodes
 WHERE coalesce($weights[list], 0.0) > 0
 UNWIND range(0, size(nodes) - 1) AS position
-WITH nodes[position] AS chunk, list, position + 1 AS rank
+WITH linked, nodes[position] AS chunk, list, position + 1 AS rank
 WHERE chunk IS NOT NULL
-WITH chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
+WITH linked, chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
 ORDER BY score DESC, chunk.id ASC
 LIMIT $k
 MATCH (chunk)-[:PART_OF]->(document:Document)
 RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text,
-       score, ranks
+       score, ranks, [entity IN linked | entity.id] AS linked_ids
 ORDER BY score DESC, chunk_id ASC

@@ -1,4 +1,4 @@
-// hybrid_retrieval_local v2 — hybrid_retrieval (v3) with its Personalized PageRank computed in plain Cypher
+// hybrid_retrieval_local v3 — hybrid_retrieval (v4) with its Personalized PageRank computed in plain Cypher
 // over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
 // (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
 // Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).
@@ -18,23 +18,35 @@ CALL () {
   WITH node, score ORDER BY score DESC LIMIT $k_fulltext
   RETURN collect(node) AS sparse
 }
-CALL (dense) {
+CALL () {  // the exact links of the question's mentions: entities whose resolution key is one of $seed_keys
+  // (in their order, then by id), but hubs mentioned in more than $max_seed_chunks chunks (not null)
+  UNWIND range(0, size(coalesce($seed_keys, [])) - 1) AS position
+  MATCH (linked:Entity {name_key: $seed_keys[position]})
+  WHERE $max_seed_chunks IS NULL OR COUNT { (linked)-[:MENTIONED_IN]->(:Chunk) } <= $max_seed_chunks
+  WITH linked ORDER BY position, linked.id
+  RETURN collect(DISTINCT linked) AS linked
+}
+CALL (dense, linked) {
   OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
-  WITH dense, collect(e) AS entities
+  WITH dense, linked, collect(e) AS entities
   OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
-  WITH dense, entities, collect(c) AS chunks
+  WITH dense, linked, entities + [entity IN linked WHERE NOT entity IN entities] AS entities, collect(c) AS chunks
   WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   // local Personalized PageRank in plain Cypher (docs/scaling.md): the reset mass (1 / |seeds| on
   // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher),
   // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most mass.
   // A chunk's score is the mass that visits it (the truncated power series of PPR, without its constant factor).
+  // Only chunks are ranked, so the last push skips the frontier's chunks (their mass would reach entities only).
+  // The hops are written out: a loop (reduce over COLLECT subqueries, which allow no aggregation inside
+  // a list expression) gave the same lists 20-25% slower (benchmarks/results/latency-figures.md).
   UNWIND seeds AS seed
   WITH seed, 1.0 / size(seeds) AS mass
   WITH collect({node: seed, mass: mass}) AS frontier0
   CALL (frontier0) {
     UNWIND CASE WHEN $ppr_hops > 0 THEN frontier0 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 1 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -56,6 +68,7 @@ CALL (dense) {
   CALL (frontier1) {
     UNWIND CASE WHEN $ppr_hops > 1 THEN frontier1 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 2 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -77,6 +90,7 @@ CALL (dense) {
   CALL (frontier2) {
     UNWIND CASE WHEN $ppr_hops > 2 THEN frontier2 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 3 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -98,6 +112,7 @@ CALL (dense) {
   CALL (frontier3) {
     UNWIND CASE WHEN $ppr_hops > 3 THEN frontier3 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 4 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -119,6 +134,7 @@ CALL (dense) {
   CALL (frontier4) {
     UNWIND CASE WHEN $ppr_hops > 4 THEN frontier4 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 5 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -140,6 +156,7 @@ CALL (dense) {
   CALL (frontier5) {
     UNWIND CASE WHEN $ppr_hops > 5 THEN frontier5 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
+    WHERE $ppr_hops > 6 OR node:Entity  // the last push only moves mass onto chunks
     CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
       MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
       RETURN next
@@ -179,15 +196,15 @@ CALL () {
   RETURN collect([extra.name, nodes]) AS extras
 }
 UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] + extras AS ranked
-WITH ranked[0] AS list, ranked[1] AS nodes
+WITH linked, ranked[0] AS list, ranked[1] AS nodes
 WHERE coalesce($weights[list], 0.0) > 0
 UNWIND range(0, size(nodes) - 1) AS position
-WITH nodes[position] AS chunk, list, position + 1 AS rank
+WITH linked, nodes[position] AS chunk, list, position + 1 AS rank
 WHERE chunk IS NOT NULL
-WITH chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
+WITH linked, chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
 ORDER BY score DESC, chunk.id ASC
 LIMIT $k
 MATCH (chunk)-[:PART_OF]->(document:Document)
 RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text,
-       score, ranks
+       score, ranks, [entity IN linked | entity.id] AS linked_ids
 ORDER BY score DESC, chunk_id ASC

@@ -6,7 +6,7 @@ Retrieval (passage recall):
 ``dense``           our Cypher, vector index only (``RECIPES['dense']``)
 ``fulltext``        our Cypher, fulltext (BM25) index only
 ``dense+ppr``       dense + Personalized PageRank seeded by the question's linked entities
-``ours``            dense + fulltext + PPR fused by weighted RRF (``RECIPES['hybrid']``)
+``ours``            dense + local PPR in plain Cypher fused by weighted RRF (``RECIPES['hybrid']``)
 ``ours-gds``        ``ours`` with exact PPR by GDS over the whole projection (``RECIPES['hybrid-gds']``)
 ``ours-cypher``     ``ours`` with local PPR in plain Cypher, no projection (``RECIPES['hybrid-cypher']``)
 ``graphrag-vector`` neo4j-graphrag's ``VectorRetriever`` on ``chunk_embedding``
@@ -325,7 +325,7 @@ RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
     "dense": _cypher_method("dense", "dense", "vector index only (our Cypher)", linked=False),
     "fulltext": _cypher_method("fulltext", "fulltext", "fulltext BM25 only (our Cypher)", linked=False),
     "dense+ppr": _cypher_method("dense+ppr", "dense+ppr", "dense + PPR from linked entities, RRF", linked=True),
-    "ours": _cypher_method("ours", "hybrid", "the default recipe: dense + PPR (exact-name seeds), RRF", linked=True),
+    "ours": _cypher_method("ours", "hybrid", "the default recipe: dense + local PPR (exact-name seeds), RRF", linked=True),
     "ours-gds": _cypher_method("ours-gds", "hybrid-gds", "ours, with exact PPR by GDS over the whole projection",
                                linked=True),
     "ours-cypher": _cypher_method("ours-cypher", "hybrid-cypher", "ours, with local PPR in plain Cypher (no GDS)",

@@ -11,7 +11,8 @@ one step; a node's mass is split evenly over its relationships). The local versi
 * pushes the mass ``hops`` times: ``r_0 = s``, ``r_{t+1}(v) = Σ_{u ~ v} d · r_t(u) / deg(u)``;
 * after each push keeps only the ``frontier`` nodes with the most mass (ties: node key order), so
   its cost is bounded by the seeds' neighbourhood, not by the graph;
-* scores a node by ``Σ_t r_t(v)`` (the constant ``1 - d`` left out: ranks are what matter).
+* scores a node by ``Σ_t r_t(v)`` (the constant ``1 - d`` left out: ranks are what matter);
+* only chunks are ranked, so the last push moves mass onto chunks only (``ranked``).
 
 The graph is the one PageRank's projection holds (``procedures/project_graph.cypher`` v2): Entity and
 Chunk nodes joined, both ways, by the mutual index (``MENTIONED_IN``) and by title anchors (an entity
@@ -21,28 +22,32 @@ whose ``name_key`` is a document's ``title_key`` and that document's chunks).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 __all__ = ["local_ppr"]
 
 
 def local_ppr(
     neighbours: Mapping[str, Sequence[str]], seeds: Sequence[str], *, damping: float, hops: int, frontier: int,
+    ranked: Collection[str] | None = None,
 ) -> dict[str, float]:
     """Scores of the nodes the seeds' mass reaches; ``neighbours[node]`` lists one entry per
-    relationship (a node twice for two relationships)."""
+    relationship (a node twice for two relationships). With ``ranked`` (the nodes whose scores are
+    used: the chunks), the last push keeps only the mass that lands on them, so other nodes take no
+    place in its frontier (the procedure skips the frontier's chunks at its last hop)."""
     if not seeds:
         return {}
     current = {seed: 1.0 / len(seeds) for seed in dict.fromkeys(seeds)}
     scores: dict[str, float] = defaultdict(float)
     for node, mass in current.items():
         scores[node] += mass
-    for _ in range(hops):
+    for hop in range(1, hops + 1):
         pushed: dict[str, float] = defaultdict(float)
         for node, mass in current.items():
             around = neighbours.get(node, ())
             for other in around:
-                pushed[other] += damping * mass / len(around)
+                if hop < hops or ranked is None or other in ranked:
+                    pushed[other] += damping * mass / len(around)
         kept = sorted(pushed.items(), key=lambda item: (-item[1], item[0]))[:frontier]
         current = dict(kept)
         for node, mass in current.items():

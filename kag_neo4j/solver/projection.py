@@ -12,8 +12,8 @@ Several processes ask and load at once, so the lifecycle tolerates every race:
   (default :data:`GRACE_SECONDS`), longer than any retrieval that may still be reading it;
   projections of a *higher* version than the graph's (left by an emptied database) go once they
   are that old themselves;
-* every statement (reading the version, listing, projecting and dropping projections - GDS
-  catalog calls that run in read transactions) goes through the caller's
+* every statement (reading the version with the list of projections in one read, projecting and
+  dropping projections - GDS catalog calls that run in read transactions) goes through the caller's
   :class:`~kag_neo4j.store.runner.QueryRunner`, so an ask's trace shows the projection it made;
 * a retrieval whose projection vanished, or that misses nodes written after it was projected,
   calls :func:`current_projection` again and retries (:func:`is_stale_projection_error`); a
@@ -64,15 +64,14 @@ def current_projection(runner: QueryRunner, *, grace_seconds: float = GRACE_SECO
     ``incomplete`` names a projection that lacks nodes of its own version (projected while the
     transaction that bumped the version was still being applied): it is projected again."""
     prefix = projection_prefix(runner)
-    version = graph_version(runner)
-    name = f"{prefix}{version}"
     with _lock:
+        state = runner.query("solver/projection_state", prefix=prefix)[0]  # version and projections, one read
+        version = int(state["version"])
+        name = f"{prefix}{version}"
+        ages = {str(item["name"]): float(item["age_seconds"]) for item in state["projections"]}
         if incomplete == name:
             runner.query("solver/drop_projection", graph_name=name)
-        ages = {
-            str(row["name"]): float(row["age_seconds"])
-            for row in runner.query("solver/list_projections", prefix=prefix)
-        }
+            ages.pop(name, None)
         if name not in ages:
             try:
                 runner.query("project_graph", "procedures", graph_name=name)

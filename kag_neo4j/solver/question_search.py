@@ -11,18 +11,23 @@ MCP ``search`` tool and the neo4j-graphrag retriever serve.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.chunks import RankedChunk
-from kag_neo4j.solver.linking import link_entity, link_exact
+from kag_neo4j.solver.linking import link_entity
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieve, ppr_backend
+from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieval, ppr_backend
 from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["SearchResult", "recipe", "search"]
+
+#: one thread reads every question's mentions (one at a time: the NER model is not shared across threads)
+_MENTIONS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kag-mentions")
 
 
 class SearchResult(BaseModel):
@@ -63,17 +68,24 @@ def search(
     config = recipe(recipe_name, k)
     mentions: list[str] = []
     seeds: list[str] = []
+    keys: list[str] = []
+    vector: list[float] | None = None
     if config.weights.ppr > 0:
-        mentions = question_mentions(question)
-        if config.seed_linking == "exact":
-            linked = link_exact(runner, mentions, max_chunks=config.max_seed_chunks)
-            seeds = list(dict.fromkeys(entity_id for mention in mentions for entity_id in linked[mention]))
+        # the mentions are read (NER, Python) while the question is embedded (native code, outside the GIL)
+        pending = _MENTIONS.submit(question_mentions, question)
+        vector = embedder.embed_query(question)
+        mentions = pending.result()
+        if config.seed_linking == "exact":  # linked inside the retrieval statement (no round trip of its own)
+            keys = [name_key(mention) for mention in mentions]
         else:
             for mention in mentions:
                 for entity in link_entity(runner, embedder, mention, k=link_k):
                     if entity.id not in seeds:
                         seeds.append(entity.id)
-    chunks = hybrid_retrieve(runner, embedder, question, seed_entity_ids=seeds, config=config, extra_lists=extra_lists)
+    found = hybrid_retrieval(runner, embedder, question, seed_entity_ids=seeds, seed_keys=keys, config=config,
+                             query_vector=vector, extra_lists=extra_lists)
+    chunks = found.chunks
+    seeds = seeds or found.linked_entity_ids
     backend = ppr_backend(runner, config) if config.weights.ppr > 0 else None
     return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds, ppr_backend=backend,
                         warnings=runner.capabilities.warnings if backend else [])

@@ -1,8 +1,8 @@
 """Hybrid chunk retrieval inside Neo4j: dense + fulltext + Personalized PageRank, fused by RRF.
 
 The whole retrieval is one parameterized statement, ``procedures/hybrid_retrieval.cypher``; this
-module only prepares its parameters (the query vector, an escaped Lucene query, the seeds) and
-reads its rows. It runs in a read transaction. When its projection was retired under it (another
+module only prepares its parameters (the query vector, an escaped Lucene query, the seeds, and the
+resolution keys whose entities seed PageRank too: exact linking inside the same read) and reads its rows. It runs in a read transaction. When its projection was retired under it (another
 process), or lacks a seed written since it was projected, it retries: it reads the dense seeds
 first, then projects the graph version read after them, then runs again; if that projection still
 lacks a seed (it was taken while the write that bumped its version was being applied), it is
@@ -34,8 +34,9 @@ from kag_neo4j.store.lucene import lucene_terms
 from kag_neo4j.store.runner import QueryRunner
 
 __all__ = [
-    "BUILT_IN_LISTS", "DEFAULT_PPR_BACKEND", "RECIPES", "RankedChunk", "RankedList", "RetrievalConfig", "RetrievalError", "RetrievalWeights",
-    "hybrid_retrieve", "ppr_backend", "retrieval_params",
+    "BUILT_IN_LISTS", "DEFAULT_PPR_BACKEND", "RECIPES", "HybridRetrieval", "RankedChunk", "RankedList",
+    "RetrievalConfig", "RetrievalError", "RetrievalWeights", "hybrid_retrieval", "hybrid_retrieve", "ppr_backend",
+    "retrieval_params",
 ]
 
 
@@ -75,7 +76,9 @@ class RetrievalConfig(BaseModel):
         "(procedures/hybrid_retrieval.cypher), 'cypher' over the seeds' neighbourhood in plain Cypher "
         "(procedures/hybrid_retrieval_local.cypher, no projection), 'auto' the measured default "
         "(DEFAULT_PPR_BACKEND) when the server has GDS, else 'cypher'"))
-    ppr_hops: int = Field(default=3, ge=0, le=6, description="'cypher' backend: hops the seeds' mass is pushed")
+    ppr_hops: int = Field(default=4, ge=0, le=6, description=(
+        "'cypher' backend: hops the seeds' mass is pushed (4 measured best on MuSiQue: 3 reaches the chunks of "
+        "a dense seed's entities but not the next ones, benchmarks/results/latency-figures.md)"))
     ppr_frontier: int = Field(default=100, ge=1, description=(
         "'cypher' backend: the nodes with the most mass kept at each hop (bounds the cost by the "
         "neighbourhood, not the graph)"))
@@ -90,8 +93,10 @@ class RetrievalConfig(BaseModel):
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
 
-# fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md)
-_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0))
+# fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md);
+# PageRank local, in plain Cypher: one read, its cost bounded by the seeds' neighbourhood, and on MuSiQue
+# R@5 77.3 against exact GDS PageRank's 76.3 (benchmarks/results/latency-figures.md)
+_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0), ppr_backend="cypher")
 
 RECIPES: dict[str, RetrievalConfig] = {
     "hybrid": _HYBRID,
@@ -104,7 +109,8 @@ RECIPES: dict[str, RetrievalConfig] = {
 }
 
 
-#: the backend 'auto' picks on a server with GDS (docs/scaling.md has the figures)
+#: the backend 'auto' picks on a server with GDS (docs/scaling.md has the figures): the solver's step
+#: retrieval (``RetrievalConfig()``); the ``hybrid`` recipe of single-shot search names 'cypher' itself
 DEFAULT_PPR_BACKEND: Literal["gds", "cypher"] = "gds"
 
 #: the lists the procedure computes itself
@@ -153,14 +159,16 @@ def _checked(lists: Sequence[RankedList]) -> list[RankedList]:
 
 def retrieval_params(
     question: str, seed_entity_ids: Sequence[str], config: RetrievalConfig,
-    extra: Sequence[tuple[RankedList, list[str]]] = (),
+    extra: Sequence[tuple[RankedList, list[str]]] = (), seed_keys: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The procedure's parameters, but for the query vector and the projection name (the PPR chunk
-    seeds are the top dense chunks: ``seed_chunk_ids`` None); ``extra``: custom lists and their ids."""
+    seeds are the top dense chunks: ``seed_chunk_ids`` None); ``extra``: custom lists and their ids;
+    ``seed_keys``: resolution keys whose entities (but hubs, ``config.max_seed_chunks``) also seed PPR."""
     weights: dict[str, float] = {**config.weights.model_dump(),
                                  **{ranked.name: float(ranked.weight) for ranked, _ in extra}}
     return {
         "query_text": lucene_terms(question), "seed_entity_ids": list(seed_entity_ids), "seed_chunk_ids": None,
+        "seed_keys": list(dict.fromkeys(key for key in seed_keys if key)), "max_seed_chunks": config.max_seed_chunks,
         "k": config.k,
         "k_dense": config.k_dense, "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr,
         "candidate_factor": config.candidate_factor,
@@ -185,6 +193,14 @@ def ppr_backend(runner: QueryRunner, config: RetrievalConfig) -> Literal["gds", 
     return config.ppr_backend
 
 
+class HybridRetrieval(BaseModel):
+    """What one retrieval statement found: the fused chunks, best first, and the entities its
+    ``seed_keys`` linked (in the keys' order, then by id; empty when no chunk was found)."""
+
+    chunks: list[RankedChunk]
+    linked_entity_ids: list[str] = Field(default_factory=list)
+
+
 def hybrid_retrieve(
     runner: QueryRunner,
     embedder: Embedder,
@@ -197,6 +213,24 @@ def hybrid_retrieve(
 ) -> list[RankedChunk]:
     """The top ``config.k`` chunks for ``question``; ``extra_lists`` are fused in with the others
     (each asked for ``config.k_fulltext`` ids)."""
+    return hybrid_retrieval(runner, embedder, question, seed_entity_ids=seed_entity_ids, config=config,
+                            query_vector=query_vector, extra_lists=extra_lists).chunks
+
+
+def hybrid_retrieval(
+    runner: QueryRunner,
+    embedder: Embedder,
+    question: str,
+    *,
+    seed_entity_ids: Sequence[str] = (),
+    seed_keys: Sequence[str] = (),
+    config: RetrievalConfig | None = None,
+    query_vector: Sequence[float] | None = None,
+    extra_lists: Sequence[RankedList] = (),
+) -> HybridRetrieval:
+    """:func:`hybrid_retrieve`, with PPR also seeded by the entities whose resolution key is one of
+    ``seed_keys`` (exact linking inside the same statement, hubs left out by ``config.max_seed_chunks``:
+    no round trip of its own), and those entities returned."""
     config = config or RECIPES["hybrid"]
     vector = list(query_vector) if query_vector is not None else embedder.embed_query(question)
     needs_ppr = config.weights.ppr > 0
@@ -204,10 +238,10 @@ def hybrid_retrieve(
         (ranked, [str(chunk_id) for chunk_id in ranked.rank(runner, question, vector, config.k_fulltext)])
         for ranked in _checked(extra_lists) if ranked.weight > 0
     ]
-    params = retrieval_params(question, seed_entity_ids, config, extra)
+    params = retrieval_params(question, seed_entity_ids, config, extra, seed_keys if needs_ppr else ())
     if not needs_ppr or ppr_backend(runner, config) == "cypher":  # no projection to keep
         rows = runner.query("hybrid_retrieval_local", "procedures", query_vector=vector, graph_name="", **params)
-        return _chunks(rows)
+        return _result(rows)
 
     used: list[str] = []
 
@@ -234,7 +268,12 @@ def hybrid_retrieve(
                 raise
             # the projection of that version was taken while its last write was being applied
             rows = run(seeds, incomplete=used[-1])
-    return _chunks(rows)
+    return _result(rows)
+
+
+def _result(rows: list[dict[str, Any]]) -> HybridRetrieval:
+    linked = [str(entity_id) for entity_id in rows[0]["linked_ids"]] if rows else []
+    return HybridRetrieval(chunks=_chunks(rows), linked_entity_ids=linked)
 
 
 def _chunks(rows: list[dict[str, Any]]) -> list[RankedChunk]:

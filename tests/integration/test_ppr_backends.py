@@ -84,10 +84,33 @@ def test_cypher_ppr_follows_its_reference_and_agrees_with_gds(
         config = RetrievalConfig(k=10, k_ppr=10, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher",
                                  ppr_hops=6, ppr_frontier=1000)
         local = _ppr_list(db, embedder, seeds, config)
-        scores = local_ppr(neighbours, seeds, damping=config.damping, hops=6, frontier=1000)
+        scores = local_ppr(neighbours, seeds, damping=config.damping, hops=6, frontier=1000, ranked=set(chunks))
         expected = sorted((node for node in scores if node in chunks), key=lambda n: (-scores[n], n))[:10]
         assert set(local) == set(expected) and len(local) == len(expected), seeds
         for better, worse in zip(local, local[1:]):  # the procedure's order is the reference's (ties aside)
             assert scores[better] >= scores[worse] - 1e-12, (seeds, better, worse)
         exact = _ppr_list(db, embedder, seeds, config.model_copy(update={"ppr_backend": "gds"}))
         assert len(set(local) & set(exact)) >= 9, (seeds, local, exact)
+
+
+def test_the_last_push_moves_mass_onto_chunks_only(db: Database) -> None:
+    """Seeds on both sides: the dense chunk x (mentioning only e) and the entity a (in c and d). One hop
+    with a frontier of one: e's share (0.25) is larger than c's or d's (0.125), but only chunks are
+    ranked, so the last push keeps a chunk, and PageRank reaches c or d (not only the seed x)."""
+    embedder = HashingEmbedder(dimension=TEST_DIMENSION)
+    texts = {"x": "quartz lantern harbour", "c": "pine", "d": "oak"}
+    db.write("UNWIND $ids AS id CREATE (:Entity {id: id, name: id, name_key: id})", ids=["a", "e"])
+    db.write("""UNWIND keys($texts) AS id
+                CREATE (:Chunk {id: id, text: $texts[id], embedding: $vectors[id]})
+                       -[:PART_OF]->(:Document {id: 'd' + id, title_key: '', status: 'complete'})""",
+             texts=texts, vectors={k: embedder.embed_documents([v])[0] for k, v in texts.items()})
+    db.write("UNWIND $pairs AS p MATCH (e:Entity {id: p[0]}), (c:Chunk {id: p[1]}) CREATE (e)-[:MENTIONED_IN]->(c)",
+             pairs=[["e", "x"], ["a", "c"], ["a", "d"]])
+    config = RetrievalConfig(k=3, k_ppr=3, k_dense=1, dense_seeds=1, weights=PPR_ONLY, ppr_backend="cypher",
+                             ppr_hops=1, ppr_frontier=1)
+    hits = hybrid_retrieve(db, embedder, texts["x"], seed_entity_ids=["a"], config=config)
+    ids = [hit.chunk_id for hit in sorted(hits, key=lambda hit: hit.ranks["ppr"])]
+    assert ids[0] == "x" and len(ids) == 2 and ids[1] in {"c", "d"}, ids
+    neighbours = {"x": ["e"], "e": ["x"], "a": ["c", "d"], "c": ["a"], "d": ["a"]}
+    scores = local_ppr(neighbours, ["a", "x"], damping=config.damping, hops=1, frontier=1, ranked=set(texts))
+    assert sorted(node for node in scores if node in texts) == ["c", "x"], "the reference: ties by node key"

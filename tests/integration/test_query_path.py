@@ -56,7 +56,7 @@ def test_a_steps_trace_lists_its_linking_projection_and_retrieval_queries(
     step = next(s["step"] for s in stored.steps if s["step"]["op"] == "Retrieval")
     queries: list[dict[str, Any]] = json.loads(step["params"])
     names = [q["name"] for q in queries]
-    for name in ("procedures/link_entities", "cypher/solver/graph_version", "cypher/solver/list_projections",
+    for name in ("procedures/link_entities", "cypher/solver/projection_state",
                  "procedures/project_graph", "procedures/hybrid_retrieval"):
         assert name in names, f"{name} is missing from the step's trace: {names}"
         assert f"// {name} (" in step["cypher"]
@@ -71,7 +71,7 @@ def test_a_steps_trace_lists_its_linking_projection_and_retrieval_queries(
     (projected,) = _projections(db)  # the projection the step made
     project = next(q["params"] for q in queries if q["name"] == "procedures/project_graph")
     assert project == {"graph_name": projected}
-    listed = next(q["params"] for q in queries if q["name"] == "cypher/solver/list_projections")
+    listed = next(q["params"] for q in queries if q["name"] == "cypher/solver/projection_state")
     assert projected.startswith(listed["prefix"])
 
     hybrid = next(q["params"] for q in queries if q["name"] == "procedures/hybrid_retrieval")

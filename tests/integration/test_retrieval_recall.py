@@ -14,7 +14,7 @@ from kag_neo4j.builder.names import name_key
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.question_search import recipe, search
-from kag_neo4j.solver.retrieval import RECIPES, hybrid_retrieve
+from kag_neo4j.solver.retrieval import RECIPES, hybrid_retrieval, hybrid_retrieve
 from kag_neo4j.store.database import Database
 from tests.integration.conftest import TEST_DIMENSION
 
@@ -115,3 +115,52 @@ def test_pagerank_ranks_by_distance_from_the_seeds_and_breaks_ties_by_chunk_id(
     tied = hybrid_retrieve(graph, embedder, QUESTION, seed_entity_ids=["twins"], config=ppr_only)
     assert [(h.chunk_id, h.ranks) for h in tied] == [("aa_twin#0#0", {"ppr": 1}), ("zz_twin#0#0", {"ppr": 2})]
 
+
+
+class _Recording:
+    """A QueryRunner that runs every query on ``db`` and remembers its name."""
+
+    def __init__(self, db: Database) -> None:
+        self.db, self.names = db, []
+
+    @property
+    def database(self) -> str:
+        return self.db.database
+
+    @property
+    def capabilities(self):  # noqa: ANN201 - the Database's
+        return self.db.capabilities
+
+    def query(self, name: str, folder: str = "cypher", /, **params: object) -> list[dict[str, object]]:
+        self.names.append(f"{folder}/{name}")
+        return self.db.query(name, folder, **params)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("backend", "reads"), [
+    ("hybrid-cypher", ["procedures/hybrid_retrieval_local"]),
+    ("hybrid-gds", ["cypher/solver/projection_state", "procedures/hybrid_retrieval"]),
+])
+def test_exact_seed_links_are_made_inside_the_retrieval_statement(
+    graph: Database, embedder: HashingEmbedder, backend: str, reads: list[str],
+) -> None:
+    search(graph, embedder, QUESTION, k=4, recipe_name=backend)  # projects the graph once (GDS)
+    runner = _Recording(graph)
+    found = search(runner, embedder, QUESTION, k=4, recipe_name=backend)  # type: ignore[arg-type]
+    assert runner.names == reads, "no linking read of its own; the projection's version and catalog in one read"
+    assert found.seed_entity_ids == ["brenning"] and ANSWER in [c.chunk_id for c in found.chunks]
+
+
+def test_seed_keys_link_in_key_order_and_leave_hubs_out(graph: Database, embedder: HashingEmbedder) -> None:
+    config = recipe("hybrid-cypher", 4)
+    keys = [name_key("Greta Voss"), name_key("Lothar Brenning"), name_key("Kenji"), name_key("Lothar Brenning")]
+    found = hybrid_retrieval(graph, embedder, QUESTION, seed_keys=keys, config=config)
+    assert found.linked_entity_ids == ["voss", "brenning"], "the keys' order; a key with no entity links nothing"
+    capped = hybrid_retrieval(graph, embedder, QUESTION, seed_keys=keys,
+                              config=config.model_copy(update={"max_seed_chunks": 1}))
+    assert capped.linked_entity_ids == ["brenning"], "Greta Voss is mentioned in two chunks"
+    # the keys' entities seed PageRank like the same ids given directly
+    by_ids = hybrid_retrieval(graph, embedder, QUESTION, seed_entity_ids=["brenning"], config=config)
+    assert [(c.chunk_id, c.ranks) for c in capped.chunks] == [(c.chunk_id, c.ranks) for c in by_ids.chunks]
+    assert by_ids.linked_entity_ids == []
+    dense = hybrid_retrieval(graph, embedder, QUESTION, seed_keys=keys, config=recipe("dense", 4))
+    assert dense.linked_entity_ids == [], "a recipe without PageRank links nothing"

@@ -57,7 +57,7 @@ def test_search_ask_trace_and_load_over_a_routing_uri(routed: Database, test_set
     write_fixture_graph(routed, embedder)  # the builder's writer: write transactions, routed to the writer
 
     kag = KAG(routed, Router(plan=[FOUNDER_TOWN]).llm, embedder)
-    found = kag.search("In which town was the founder of the Harrow Valley Rail Company born?", k=3)
+    found = kag.search("In which town was the founder of the Harrow Valley Rail Company born?", k=3, recipe="hybrid-gds")
     assert found.chunks[0].chunk_id == chunk_id("hvrc")
     assert any("ppr" in chunk.ranks for chunk in found.chunks)  # the GDS projection and PPR ran (read routing)
 

@@ -12,7 +12,7 @@ from kag_neo4j.solver.retrieval import DEFAULT_PPR_BACKEND, RECIPES, RetrievalCo
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import NO_GDS_WARNING, Capabilities
 
-PPR_BLOCK = re.compile(r"^CALL \(dense\) \{\n.*?^\}\n", re.DOTALL | re.MULTILINE)
+PPR_BLOCK = re.compile(r"^CALL \(dense, linked\) \{\n.*?^\}\n", re.DOTALL | re.MULTILINE)
 
 
 def _parts(name: str) -> tuple[str, str]:
@@ -72,3 +72,9 @@ def test_the_backend_recipes_are_the_hybrid_recipe_with_a_backend() -> None:
     for name, backend in (("hybrid-gds", "gds"), ("hybrid-cypher", "cypher")):
         assert RECIPES[name].ppr_backend == backend
         assert RECIPES[name].model_dump(exclude={"ppr_backend"}) == RECIPES["hybrid"].model_dump(exclude={"ppr_backend"})
+
+
+def test_single_shot_search_ranks_by_local_pagerank_of_four_hops() -> None:
+    """The measured default of ``ours`` (benchmarks/results/latency-figures.md): one read, bounded cost."""
+    assert RECIPES["hybrid"].ppr_backend == "cypher" and RECIPES["hybrid"].ppr_hops == 4
+    assert RetrievalConfig().ppr_backend == "auto", "the solver's step retrieval: GDS where installed"
