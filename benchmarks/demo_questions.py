@@ -45,7 +45,6 @@ from kag_neo4j.config import Settings, load_settings  # noqa: E402
 from kag_neo4j.models import build_embedder, build_llm  # noqa: E402
 from kag_neo4j.models.base import LLM, Embedder  # noqa: E402
 from kag_neo4j.models.hashing import HashingEmbedder  # noqa: E402
-from kag_neo4j.rules.load import load_rules  # noqa: E402
 from kag_neo4j.rules.registry import apply_and_register  # noqa: E402
 from kag_neo4j.schema.validate import load_schema  # noqa: E402
 from kag_neo4j.solver.results import Answer  # noqa: E402
@@ -53,7 +52,7 @@ from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_riskmining_acceptance import DEVELOPER, OWNER, expected_sets  # noqa: E402
 
-from demos_load import demo_arguments, rows, values  # noqa: E402 - the sibling script
+from demos_load import DEMOS, demo_arguments, demo_rules, rows, values  # noqa: E402 - the sibling script
 
 SUPPLY_AS_OF = "2023-09-30"
 RISK_AS_OF = "2024-02-01"
@@ -158,8 +157,7 @@ def load_demo(name: str, db: Database, settings: Settings, embedder: Embedder, l
               schemas: Path) -> str:
     """Load demo ``name`` into the (emptied) database as its README builds it; a one-line note."""
     folder = demos / name
-    schema_file = schemas / {"riskmining": "RiskMining.schema", "supplychain": "SupplyChain.schema",
-                             "medicine": "Medicine.schema"}[name]
+    schema_file = schemas / DEMOS[name].schema
     schema = load_schema(str(schema_file))
     started = time.perf_counter()
     if name == "medicine":  # Disease.csv's text is extracted by the LLM (full mode); the rest are tables
@@ -172,7 +170,7 @@ def load_demo(name: str, db: Database, settings: Settings, embedder: Embedder, l
          embedder=embedder, read_options=with_schema_types(ReadOptions(), schema))
     loaded = time.perf_counter() - started
     as_of = SUPPLY_AS_OF if name == "supplychain" else RISK_AS_OF
-    result = apply_and_register(db, load_rules([schema_file, folder / "concept.rule"]), as_of=as_of)
+    result = apply_and_register(db, demo_rules(folder, schema_file), as_of=as_of)
     derived = sum(r.derived for r in result.rules)
     return f"{name}: load {loaded:.0f} s, {len(result.rules)} rules applied as of {as_of} ({derived} facts)"
 

@@ -19,15 +19,17 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types  # noqa: E402
 from kag_neo4j.builder.readers.common import ReadOptions  # noqa: E402
-from kag_neo4j.config import load_settings  # noqa: E402
+from kag_neo4j.config import Settings, load_settings  # noqa: E402
 from kag_neo4j.eval.datasets import default_data_dir  # noqa: E402
 from kag_neo4j.models.hashing import HashingEmbedder  # noqa: E402
+from kag_neo4j.rules.load import RuleSet, load_rules  # noqa: E402
 from kag_neo4j.schema.models import ResolvedSchema  # noqa: E402
 from kag_neo4j.schema.validate import load_schema  # noqa: E402
 from kag_neo4j.store.database import Database  # noqa: E402
@@ -227,6 +229,22 @@ def demo_arguments(description: str | None) -> argparse.ArgumentParser:
                         "KAG_BENCHMARKS_DIR or ../shared/benchmarks, then demos/)")
     parser.add_argument("--schemas", type=Path, default=data / "schemas", help="their .schema files")
     return parser
+
+
+def load_demo_tables(db: Database, settings: Settings, folder: Path, schema_file: Path, *,
+                     dangling: Literal["skip", "create"] = "skip") -> float:
+    """Load a demo's folder light with its schema (hashing vectors: the tables need none), as
+    `kag-neo4j load FOLDER --schema FILE` does; the seconds it took."""
+    schema = load_schema(str(schema_file))
+    started = time.perf_counter()
+    load([folder], db, settings, LoadOptions(mode="light", spg_schema=schema, similarity=None, dangling=dangling),
+         embedder=HashingEmbedder(384), read_options=with_schema_types(ReadOptions(), schema))
+    return time.perf_counter() - started
+
+
+def demo_rules(folder: Path, schema_file: Path) -> RuleSet:
+    """The schema's rules and the demo's ``concept.rule``, as `kag-neo4j rules apply` reads them."""
+    return load_rules([schema_file, folder / "concept.rule"])
 
 
 def main(argv: list[str] | None = None) -> int:

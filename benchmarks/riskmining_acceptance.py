@@ -22,18 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types  # noqa: E402
-from kag_neo4j.builder.readers.common import ReadOptions  # noqa: E402
 from kag_neo4j.config import load_settings  # noqa: E402
-from kag_neo4j.models.hashing import HashingEmbedder  # noqa: E402
 from kag_neo4j.rules.apply import apply_rules  # noqa: E402
-from kag_neo4j.rules.load import load_rules  # noqa: E402
-from kag_neo4j.schema.validate import load_schema  # noqa: E402
 from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_riskmining_acceptance import QUERIES, derived_sets, expected_sets  # noqa: E402
 
-from demos_load import demo_arguments  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
+from demos_load import demo_arguments, demo_rules, load_demo_tables  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
 
 
 def _show(items: set[object], limit: int = 6) -> str:
@@ -50,16 +45,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("this benchmark empties the configured database; pass --yes to confirm")
     folder = args.demos / "riskmining"
     schema_file = args.schemas / "RiskMining.schema"
-    schema = load_schema(str(schema_file))
-    rules = load_rules([schema_file, folder / "concept.rule"])
+    rules = demo_rules(folder, schema_file)
     settings = load_settings(no_cache=True)
     with Database.connect(settings) as db:
         claim_database(db, reason="benchmarks/riskmining_acceptance.py --yes", allow_data=True)
         reset_database(db)
-        started = time.perf_counter()
-        load([folder], db, settings, LoadOptions(mode="light", spg_schema=schema, similarity=None),
-             embedder=HashingEmbedder(384), read_options=with_schema_types(ReadOptions(), schema))
-        loaded = time.perf_counter() - started
+        loaded = load_demo_tables(db, settings, folder, schema_file)
         started = time.perf_counter()
         result = apply_rules(db, rules, as_of=args.as_of)
         applied = time.perf_counter() - started

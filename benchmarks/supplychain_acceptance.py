@@ -25,18 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kag_neo4j.builder.pipeline import LoadOptions, load, with_schema_types  # noqa: E402
-from kag_neo4j.builder.readers.common import ReadOptions  # noqa: E402
 from kag_neo4j.config import load_settings  # noqa: E402
-from kag_neo4j.models.hashing import HashingEmbedder  # noqa: E402
 from kag_neo4j.rules.apply import apply_rules  # noqa: E402
-from kag_neo4j.rules.load import load_rules  # noqa: E402
-from kag_neo4j.schema.validate import load_schema  # noqa: E402
 from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_supplychain_acceptance import WHAT, derived_facts, expected_facts  # noqa: E402
 
-from demos_load import demo_arguments  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
+from demos_load import demo_arguments, demo_rules, load_demo_tables  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
 
 
 def _size(value: object) -> int:
@@ -68,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("this benchmark empties the configured database; pass --yes to confirm")
     folder = args.demos / "supplychain"
     schema_file = args.schemas / "SupplyChain.schema"
-    schema = load_schema(str(schema_file))
-    rules = load_rules([schema_file, folder / "concept.rule"])
+    rules = demo_rules(folder, schema_file)
     settings = load_settings(no_cache=True)
     lines: list[str] = []
     failed = False
@@ -77,11 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         claim_database(db, reason="benchmarks/supplychain_acceptance.py --yes", allow_data=True)
         for dangling in [d for d in args.dangling.split(",") if d]:
             reset_database(db)
-            started = time.perf_counter()
-            load([folder], db, settings, LoadOptions(mode="light", spg_schema=schema, similarity=None,
-                                                     dangling="create" if dangling == "create" else "skip"),
-                 embedder=HashingEmbedder(384), read_options=with_schema_types(ReadOptions(), schema))
-            loaded = time.perf_counter() - started
+            loaded = load_demo_tables(db, settings, folder, schema_file,
+                                      dangling="create" if dangling == "create" else "skip")
             started = time.perf_counter()
             result = apply_rules(db, rules, as_of=args.as_of.isoformat())
             applied = time.perf_counter() - started
