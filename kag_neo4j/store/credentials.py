@@ -83,6 +83,11 @@ def create_credentials(instance: Path) -> Credentials:
     return credentials
 
 
+def _argfile_word(value: str) -> str:
+    """``value`` as one word of a picocli argument file: quoted, so ``#``, blanks and quotes stay in it."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def set_initial_password(
     java: Path, runtime: Runtime, instance: Path, conf: Path, credentials: Credentials
 ) -> None:
@@ -93,7 +98,7 @@ def set_initial_password(
     """
     argfile = instance / "run" / "set-initial-password.args"
     secure_directory(argfile.parent)
-    write_private(argfile, f"dbms\nset-initial-password\n{credentials.password.get_secret_value()}\n")
+    write_private(argfile, f"dbms\nset-initial-password\n--\n{_argfile_word(credentials.password.get_secret_value())}\n")
     command = [
         str(java), "-Xmx256m", "-cp", f"{runtime.plugins}/*{os.pathsep}{runtime.lib}/*",
         _ADMIN_TOOL, f"@{argfile}",

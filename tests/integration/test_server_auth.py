@@ -142,3 +142,19 @@ def test_an_instance_from_before_authentication_is_migrated_or_explained(
     credentials_module.write_private(secret, json.dumps(kept))  # the fix the message names
     state, started = server.start(fresh)
     assert started and server.check_plugins(state.uri, server.instance_auth(fresh))["neo4j"].startswith("5.26")
+
+
+@pytest.mark.parametrize("password", ["-starts-like-an-option", "#a comment?", ' quo"tes \\ and spaces\' '])
+def test_any_password_in_the_credentials_file_is_the_one_set(fresh: Settings, password: str) -> None:
+    # a generated password starts with "-" once in 64 instances; a person's own may hold anything
+    instance = server.instance_dir(fresh)
+    credentials_module.secure_directory(instance)
+    credentials_module.write_private(
+        credentials_file(instance), json.dumps({"username": "neo4j", "password": password}) + "\n"
+    )
+    state, started = server.start(fresh)
+    assert started
+    if password != password.strip():
+        assert _refuses(state.uri, ("neo4j", password.strip())), "blanks at the ends are part of the password"
+    with neo4j.GraphDatabase.driver(state.uri, auth=("neo4j", password)) as driver:
+        driver.verify_connectivity()
