@@ -4,7 +4,7 @@
     python benchmarks/ppr_agreement.py musique --limit 50 --data-dir ../shared/benchmarks
     python benchmarks/ppr_agreement.py 2wiki --hops 2,3,4 --frontier 100,200
 
-Read-only (it never writes). For each question it links the mentions as ``KAG.search`` does, then
+Read-only (it never writes). For each question it seeds with the mentions' keys as ``KAG.search`` does, then
 asks both backends for the PPR list alone (weights dense 0, fulltext 0, ppr 1; the same seeds,
 damping and dense seed chunks) and reports the top-``k`` agreement (|top-k ∩ top-k| / k; mean
 and the share of questions at 1.0) and the p50 / p95 of each statement. Needs GDS for the reference.
@@ -18,22 +18,21 @@ import sys
 import time
 from pathlib import Path
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.config import load_settings
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_questions, resolve_dataset
 from kag_neo4j.models import build_embedder
 from kag_neo4j.models.base import Embedder
-from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieve
+from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieval, hybrid_retrieve
 from kag_neo4j.store.database import Database
 
 
-def seeds_for(db: Database, embedder: Embedder, question: str) -> list[str]:
-    """The entities ``KAG.search`` seeds PageRank with (exact links of the mentions, hubs left out)."""
-    mentions = question_mentions(question)
-    linked = link_exact(db, mentions, max_chunks=RECIPES["hybrid"].max_seed_chunks)
-    return list(dict.fromkeys(entity for mention in mentions for entity in linked[mention]))
+def seed_keys_for(question: str) -> list[str]:
+    """What ``KAG.search`` seeds PageRank with: the resolution keys of the question's mentions, linked
+    inside the statement to entities (hubs left out) and to the documents they title."""
+    return [name_key(mention) for mention in question_mentions(question)]
 
 
 def variants_for(k: int, hops: list[int], frontiers: list[int]) -> dict[str, RetrievalConfig]:
@@ -55,12 +54,12 @@ def agreement(db: Database, embedder: Embedder, questions: list[str], variants: 
     for config in variants.values():  # warm-up (projection, plans)
         hybrid_retrieve(db, embedder, questions[0], seed_entity_ids=[], config=config)
     for number, question in enumerate(questions, 1):
-        seeds = seeds_for(db, embedder, question)
+        keys = seed_keys_for(question)
         vector = embedder.embed_query(question)
         lists: dict[str, list[str]] = {}
         for name, config in variants.items():
             began = time.perf_counter()
-            chunks = hybrid_retrieve(db, embedder, question, seed_entity_ids=seeds, config=config, query_vector=vector)
+            chunks = hybrid_retrieval(db, embedder, question, seed_keys=keys, config=config, query_vector=vector).chunks
             times[name].append((time.perf_counter() - began) * 1000)
             lists[name] = [c.chunk_id for c in chunks]
         reference = set(lists["gds"])

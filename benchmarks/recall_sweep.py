@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kag_neo4j.config import Settings
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_corpus, load_questions, resolve_dataset
 from kag_neo4j.models.base import Embedder
@@ -30,7 +31,7 @@ from kag_neo4j.solver import retrieval
 from kag_neo4j.solver.linking import link_entity, link_exact
 from kag_neo4j.solver.mentions import question_mentions
 from kag_neo4j.solver.question_search import recipe
-from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieve
+from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 
@@ -61,7 +62,7 @@ def _no_values(link: Linker) -> Linker:
 LINKERS: dict[str, Linker] = {
     "none": lambda *_: [], "fuzzy1": _fuzzy(1), "fuzzy2": _fuzzy(2), "exact": _exact(None),
     "exact_df2": _exact(2), "exact_df3": _exact(3), "exact_df5": _exact(5), "exact_df10": _exact(10),
-    "fuzzy1_no_values": _no_values(_fuzzy(1)),
+    "fuzzy1_no_values": _no_values(_fuzzy(1)), "keys": lambda *_: [],
 }
 
 _OLD = {"dense_seeds": 3, "max_iterations": 20}  # the recipe before the sweep (with fuzzy1 and v1)
@@ -71,7 +72,8 @@ _FT03 = {"dense": 1.0, "fulltext": 0.3, "ppr": 1.0}
 #: cypher/eval/bench_projection_<name>.cypher)
 VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     "dense": ("dense", {}, "none", None),
-    "default": ("hybrid", {}, "exact_df5", None),
+    "default": ("hybrid", {}, "keys", None),
+    "default-titles": ("hybrid", {"seed_titles": False}, "keys", None),
     # before: the old recipes (hybrid = dense + fulltext 0.3 + PPR), fuzzy links, the v1 projection
     "old_hybrid": ("hybrid", {**_OLD, "weights": _FT03}, "fuzzy1", "v1"),
     "old_dense+ppr": ("dense+ppr", _OLD, "fuzzy1", "v1"),
@@ -82,21 +84,31 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     "old+no_values": ("dense+ppr", _OLD, "fuzzy1_no_values", "no_values"),
     "old+mentions_only": ("dense+ppr", _OLD, "fuzzy1", "mentions"),
     # one change at a time from the default
-    "default-anchors": ("hybrid", {}, "exact_df5", "mentions"),
-    "default+facts": ("hybrid", {}, "exact_df5", "v1"),
-    "default+it20": ("hybrid", {"max_iterations": 20}, "exact_df5", None),
-    "default+d0": ("hybrid", {"dense_seeds": 0}, "exact_df5", None),
-    "default+d3": ("hybrid", {"dense_seeds": 3}, "exact_df5", None),
+    "default-anchors": ("hybrid", {}, "keys", "mentions"),
+    "default+facts": ("hybrid", {}, "keys", "v1"),
+    "default+it20": ("hybrid", {"max_iterations": 20}, "keys", None),
+    "default+d0": ("hybrid", {"dense_seeds": 0}, "keys", None),
+    "default+d3": ("hybrid", {"dense_seeds": 3}, "keys", None),
     "default+df2": ("hybrid", {}, "exact_df2", None),
     "default+df10": ("hybrid", {}, "exact_df10", None),
     "default+no_cap": ("hybrid", {}, "exact", None),
     "default+fuzzy": ("hybrid", {}, "fuzzy1", None),
-    "default+ft01": ("hybrid", {"weights": {"dense": 1.0, "fulltext": 0.1, "ppr": 1.0}}, "exact_df5", None),
-    "default+ft03": ("hybrid", {"weights": _FT03}, "exact_df5", None),
-    "default+ppr07": ("hybrid", {"weights": {"dense": 1.0, "fulltext": 0.0, "ppr": 0.7}}, "exact_df5", None),
+    "default+ft01": ("hybrid", {"weights": {"dense": 1.0, "fulltext": 0.1, "ppr": 1.0}}, "keys", None),
+    "default+ft03": ("hybrid", {"weights": _FT03}, "keys", None),
+    "default+ppr07": ("hybrid", {"weights": {"dense": 1.0, "fulltext": 0.0, "ppr": 0.7}}, "keys", None),
+    # fusion: how much the first ranks of each list count (rrf_k), and how deep the PPR list goes (R@2, issue 12)
+    **{f"default+rrf{r}": ("hybrid", {"rrf_k": r}, "keys", None) for r in (5, 10, 20, 30, 120)},
+    **{f"default+kppr{n}": ("hybrid", {"k_ppr": n}, "keys", None) for n in (3, 5, 8, 10, 15, 20)},
+    "gds": ("hybrid-gds", {}, "keys", None),
+    "gds+kppr20": ("hybrid-gds", {"k_ppr": 20}, "keys", None),
+    "default+kppr20-titles": ("hybrid", {"k_ppr": 20, "seed_titles": False}, "keys", None),
+    **{f"default+rrf{r}_kppr{n}": ("hybrid", {"rrf_k": r, "k_ppr": n}, "keys", None)
+       for r in (5, 10, 20) for n in (5, 8, 10)},
+    **{f"default+dense{w}": ("hybrid", {"weights": {"dense": w / 10, "fulltext": 0.0, "ppr": 1.0}}, "keys", None)
+       for w in (12, 15, 20)},
     # the default with the plain-Cypher local PPR: hops and frontier (latency, issue 12)
-    "cypher": ("hybrid-cypher", {}, "exact_df5", None),
-    **{f"cypher_h{h}_f{f}": ("hybrid-cypher", {"ppr_hops": h, "ppr_frontier": f}, "exact_df5", None)
+    "cypher": ("hybrid-cypher", {}, "keys", None),
+    **{f"cypher_h{h}_f{f}": ("hybrid-cypher", {"ppr_hops": h, "ppr_frontier": f}, "keys", None)
        for h in (2, 3, 4, 5, 6) for f in (50, 100, 200, 400)},
 }
 
@@ -148,8 +160,10 @@ def main(argv: list[str] | None = None) -> int:
             rows = []
             for index, question in enumerate(questions.questions):
                 seeds = links[linker][index] if config.weights.ppr > 0 else []
-                chunks = hybrid_retrieve(db, embedder, question.question, seed_entity_ids=seeds, config=config,
-                                         query_vector=vectors[index])
+                # the product's own linking: the mentions' keys, linked inside the statement (entities and titles)
+                keys = [name_key(m) for m in mentions[index]] if linker == "keys" and config.weights.ppr > 0 else []
+                chunks = hybrid_retrieval(db, embedder, question.question, seed_entity_ids=seeds, seed_keys=keys,
+                                          config=config, query_vector=vectors[index]).chunks
                 ranked = [units.get(c.document_id or "", f"document:{c.document_id}") for c in chunks]
                 gold = questions.gold_units(question)
                 rows.append((metrics.recall_at_k(ranked, gold, 2) or 0.0, metrics.recall_at_k(ranked, gold, 5) or 0.0))

@@ -1,15 +1,16 @@
-// hybrid_retrieval v4 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// hybrid_retrieval v5 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
 // PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids, the entities
 // whose resolution key is one of $seed_keys (exact links made here; hubs in more than $max_seed_chunks chunks
-// left out when not null; every row returns their ids, in the keys' order, as linked_ids) and
+// left out when not null; every row returns their ids, in the keys' order, as linked_ids), with $seed_titles the
+// first chunk of each document titled by one of $seed_keys, and
 // the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
 // stale projection reads them first, see cypher/solver/dense_seeds.cypher); it is skipped when there
 // are no seeds. Its chunks are the best $k_ppr chunks among the $ppr_pool highest-scoring nodes.
 // Chunks of documents still loading (Document.status <> 'complete') are left out of every list;
 // the indexes are asked for $candidate_factor times the candidates so that k_dense / k_fulltext remain.
 // Parameters: $query_vector, $query_text (a Lucene query, already escaped), $seed_entity_ids, $seed_keys,
-// $max_seed_chunks, $seed_chunk_ids,
+// $max_seed_chunks, $seed_titles, $seed_chunk_ids,
 // $k_dense, $k_fulltext, $k_ppr, $candidate_factor, $dense_seeds, $damping, $max_iterations, $ppr_pool, $graph_name,
 // $weights {dense, fulltext, ppr, <custom list>...}, $rrf_k, $k, $extra_lists.
 // $extra_lists: custom ranked lists computed before this statement ([{name, ids: chunk ids best first}],
@@ -39,12 +40,28 @@ CALL () {  // the exact links of the question's mentions: entities whose resolut
   WITH linked ORDER BY position, linked.id
   RETURN collect(DISTINCT linked) AS linked
 }
-CALL (dense, linked) {
+CALL () {  // the documents the mentions name ($seed_titles): the first chunk of each document whose title key
+  // is one of $seed_keys (the passage a title anchor leads to, even when no entity of that name was
+  // extracted), but keys that title more than $max_seed_chunks documents (not null)
+  UNWIND CASE WHEN $seed_titles THEN coalesce($seed_keys, []) ELSE [] END AS key
+  MATCH (d:Document {title_key: key}) WHERE key <> '' AND coalesce(d.status, 'complete') = 'complete'
+  WITH key, collect(d) AS documents WHERE $max_seed_chunks IS NULL OR size(documents) <= $max_seed_chunks
+  UNWIND documents AS d
+  CALL (d) {
+    MATCH (first:Chunk)-[:PART_OF]->(d)
+    RETURN first ORDER BY first.index, first.id LIMIT 1
+  }
+  WITH DISTINCT first ORDER BY first.id
+  RETURN collect(first) AS titled
+}
+CALL (dense, linked, titled) {
   OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
-  WITH dense, linked, collect(e) AS entities
+  WITH dense, linked, titled, collect(e) AS entities
   OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
-  WITH dense, linked, entities + [entity IN linked WHERE NOT entity IN entities] AS entities, collect(c) AS chunks
-  WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
+  WITH dense, linked, titled, entities + [entity IN linked WHERE NOT entity IN entities] AS entities,
+       collect(c) AS chunks
+  WITH entities + titled + [chunk IN CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END
+                            WHERE NOT chunk IN titled] AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   CALL gds.pageRank.stream($graph_name, {
     sourceNodes: seeds, dampingFactor: $damping, maxIterations: $max_iterations, concurrency: 2

@@ -1,4 +1,4 @@
-// hybrid_retrieval_local v3 — hybrid_retrieval (v4) with its Personalized PageRank computed in plain Cypher
+// hybrid_retrieval_local v4 — hybrid_retrieval (v5) with its Personalized PageRank computed in plain Cypher
 // over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
 // (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
 // Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).
@@ -26,12 +26,28 @@ CALL () {  // the exact links of the question's mentions: entities whose resolut
   WITH linked ORDER BY position, linked.id
   RETURN collect(DISTINCT linked) AS linked
 }
-CALL (dense, linked) {
+CALL () {  // the documents the mentions name ($seed_titles): the first chunk of each document whose title key
+  // is one of $seed_keys (the passage a title anchor leads to, even when no entity of that name was
+  // extracted), but keys that title more than $max_seed_chunks documents (not null)
+  UNWIND CASE WHEN $seed_titles THEN coalesce($seed_keys, []) ELSE [] END AS key
+  MATCH (d:Document {title_key: key}) WHERE key <> '' AND coalesce(d.status, 'complete') = 'complete'
+  WITH key, collect(d) AS documents WHERE $max_seed_chunks IS NULL OR size(documents) <= $max_seed_chunks
+  UNWIND documents AS d
+  CALL (d) {
+    MATCH (first:Chunk)-[:PART_OF]->(d)
+    RETURN first ORDER BY first.index, first.id LIMIT 1
+  }
+  WITH DISTINCT first ORDER BY first.id
+  RETURN collect(first) AS titled
+}
+CALL (dense, linked, titled) {
   OPTIONAL MATCH (e:Entity) WHERE e.id IN $seed_entity_ids
-  WITH dense, linked, collect(e) AS entities
+  WITH dense, linked, titled, collect(e) AS entities
   OPTIONAL MATCH (c:Chunk) WHERE elementId(c) IN coalesce($seed_chunk_ids, [])
-  WITH dense, linked, entities + [entity IN linked WHERE NOT entity IN entities] AS entities, collect(c) AS chunks
-  WITH entities + CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END AS seeds
+  WITH dense, linked, titled, entities + [entity IN linked WHERE NOT entity IN entities] AS entities,
+       collect(c) AS chunks
+  WITH entities + titled + [chunk IN CASE WHEN $seed_chunk_ids IS NULL THEN dense[0..$dense_seeds] ELSE chunks END
+                            WHERE NOT chunk IN titled] AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   // local Personalized PageRank in plain Cypher (docs/scaling.md): the reset mass (1 / |seeds| on
   // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher),

@@ -42,12 +42,12 @@ class SearchResult(BaseModel):
 
 
 def recipe(name: str, k: int) -> RetrievalConfig:
-    """The named recipe of ``RECIPES`` asked for ``k`` chunks (each list fetches at least ``k``)."""
+    """The named recipe of ``RECIPES`` asked for ``k`` chunks (dense and fulltext fetch at least ``k``;
+    PageRank adds its best ``k_ppr`` whatever ``k``: a longer PPR list lowered recall, see ``_HYBRID``)."""
     if name not in RECIPES:
         raise ValueError(f"unknown retrieval recipe {name!r}; choose one of {', '.join(sorted(RECIPES))}")
     base = RECIPES[name]
-    return base.model_copy(update={"k": k, "k_dense": max(base.k_dense, k), "k_fulltext": max(base.k_fulltext, k),
-                                   "k_ppr": max(base.k_ppr, k)})
+    return base.model_copy(update={"k": k, "k_dense": max(base.k_dense, k), "k_fulltext": max(base.k_fulltext, k)})
 
 
 def search(

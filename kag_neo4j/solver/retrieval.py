@@ -90,13 +90,19 @@ class RetrievalConfig(BaseModel):
     max_seed_chunks: int | None = Field(default=5, ge=1, description=(
         "with exact seed linking, an entity mentioned in more chunks than this does not seed PPR: a hub "
         "('the United States') spreads the walk over passages the question is not about; None keeps every link"))
+    seed_titles: bool = Field(default=True, description=(
+        "the question's mentions also seed PPR with the first chunk of each document whose title they name "
+        "(exactly, by resolution key; a key titling more than max_seed_chunks documents seeds nothing): "
+        "the passage about a named thing is a seed even when no entity of that name was extracted"))
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
 
 
 # fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md);
 # PageRank local, in plain Cypher: one read, its cost bounded by the seeds' neighbourhood, and on MuSiQue
 # R@5 77.3 against exact GDS PageRank's 76.3 (benchmarks/results/latency-figures.md)
-_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0), ppr_backend="cypher")
+# PageRank's best 5 chunks are fused, not 20: on the dev sets (MuSiQue 50, HotpotQA 50, 2Wiki 100) R@5 went
+# 76.7 -> 72.3, 88.0 -> 93.0, 82.0 -> 86.2 and R@2 stayed above dense on all three (BENCHMARKS.md)
+_HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0), ppr_backend="cypher", k_ppr=5)
 
 RECIPES: dict[str, RetrievalConfig] = {
     "hybrid": _HYBRID,
@@ -169,6 +175,7 @@ def retrieval_params(
     return {
         "query_text": lucene_terms(question), "seed_entity_ids": list(seed_entity_ids), "seed_chunk_ids": None,
         "seed_keys": list(dict.fromkeys(key for key in seed_keys if key)), "max_seed_chunks": config.max_seed_chunks,
+        "seed_titles": config.seed_titles,
         "k": config.k,
         "k_dense": config.k_dense, "k_fulltext": config.k_fulltext, "k_ppr": config.k_ppr,
         "candidate_factor": config.candidate_factor,

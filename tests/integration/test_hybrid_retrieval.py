@@ -6,7 +6,7 @@ import pytest
 
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver import projection
-from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieve
+from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieval, hybrid_retrieve
 from kag_neo4j.store.database import Database
 
 from tests.integration.conftest import TEST_DIMENSION
@@ -73,6 +73,38 @@ def test_ppr_chunks_come_from_the_best_ppr_pool_nodes(graph: Database, embedder:
                              config=config.model_copy(update={"ppr_pool": 1}))
     wide = hybrid_retrieve(graph, embedder, "zzz", seed_entity_ids=["ronaldo"], config=config)
     assert narrow == [] and [hit.chunk_id for hit in wide] == ["ronaldo#0#0"]
+
+
+@pytest.mark.parametrize("backend", ["gds", "cypher"])
+def test_a_mention_naming_a_document_seeds_its_first_chunk(graph: Database, embedder: HashingEmbedder,
+                                                             backend: str) -> None:
+    # "Atlantis" titles a document whose passages mention no entity at all: only its title leads there
+    graph.write(
+        """
+        UNWIND $docs AS doc
+        MERGE (d:Document {id: doc.id}) SET d.title = doc.title, d.title_key = doc.key
+        WITH d, doc UNWIND range(0, size(doc.texts) - 1) AS i
+        MERGE (c:Chunk {id: doc.id + '#0#' + toString(i)}) SET c.text = doc.texts[i], c.index = i
+        MERGE (c)-[:PART_OF]->(d)
+        """,
+        docs=[{"id": "atlantis", "title": "Atlantis", "key": "atlantis",
+               "texts": ["It sank beneath the sea in a single day.", "Later writers placed it near Gibraltar."]},
+              *({"id": f"spring{i}", "title": "Spring", "key": "spring", "texts": [f"Season number {i}."]}
+                for i in range(3))],
+    )
+    graph.write("MATCH (m:KagMeta {key: 'graph'}) SET m.version = 2")
+    config = RetrievalConfig(k=4, dense_seeds=0, max_seed_chunks=2, ppr_backend=backend,
+                             weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
+    found = hybrid_retrieval(graph, embedder, "Where did Atlantis sink?", seed_keys=["atlantis"], config=config)
+    assert [hit.chunk_id for hit in found.chunks][:1] == ["atlantis#0#0"], "the document's first chunk is the seed"
+    assert found.linked_entity_ids == [], "a title is not an entity link"
+    off = config.model_copy(update={"seed_titles": False})
+    assert hybrid_retrieval(graph, embedder, "Where did Atlantis sink?", seed_keys=["atlantis"], config=off).chunks == []
+    # a key that titles more documents than max_seed_chunks is a hub: it seeds nothing
+    assert hybrid_retrieval(graph, embedder, "spring", seed_keys=["spring"], config=config).chunks == []
+    wide = config.model_copy(update={"max_seed_chunks": 3})
+    hits = hybrid_retrieval(graph, embedder, "spring", seed_keys=["spring"], config=wide).chunks
+    assert sorted(hit.chunk_id for hit in hits) == [f"spring{i}#0#0" for i in range(3)]
 
 
 def test_fusion_scores_are_weighted_reciprocal_ranks(graph: Database, embedder: HashingEmbedder) -> None:

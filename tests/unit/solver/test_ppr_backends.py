@@ -12,7 +12,7 @@ from kag_neo4j.solver.retrieval import DEFAULT_PPR_BACKEND, RECIPES, RetrievalCo
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import NO_GDS_WARNING, Capabilities
 
-PPR_BLOCK = re.compile(r"^CALL \(dense, linked\) \{\n.*?^\}\n", re.DOTALL | re.MULTILINE)
+PPR_BLOCK = re.compile(r"^CALL \(dense, linked, titled\) \{\n.*?^\}\n", re.DOTALL | re.MULTILINE)
 
 
 def _parts(name: str) -> tuple[str, str]:
