@@ -325,7 +325,8 @@ RETRIEVAL_FACTORIES: dict[str, Callable[[MethodContext], EvalMethod]] = {
     "dense": _cypher_method("dense", "dense", "vector index only (our Cypher)", linked=False),
     "fulltext": _cypher_method("fulltext", "fulltext", "fulltext BM25 only (our Cypher)", linked=False),
     "dense+ppr": _cypher_method("dense+ppr", "dense+ppr", "dense + PPR from linked entities, RRF", linked=True),
-    "ours": _cypher_method("ours", "hybrid", "the default recipe: dense + local PPR (exact-name seeds), RRF", linked=True),
+    "ours": _cypher_method("ours", "hybrid", "the default recipe: dense + local PPR (seeded by exact names and the "
+                           "documents they title), RRF", linked=True),
     "ours-gds": _cypher_method("ours-gds", "hybrid-gds", "ours, with exact PPR by GDS over the whole projection",
                                linked=True),
     "ours-cypher": _cypher_method("ours-cypher", "hybrid-cypher", "ours, with local PPR in plain Cypher (no GDS)",
