@@ -48,6 +48,7 @@ class PlanOutcome(BaseModel):
     completion_tokens: int
     seconds: float
     error: str = ""
+    replies: list[str] = []  # the logical-form text of each reply, to read what the planner wrote
 
 
 def retrieval_hops(plan: Plan) -> int:
@@ -70,6 +71,7 @@ def plan_one(llm, record: dict, summary: str, max_tokens: int) -> PlanOutcome:  
     operators = OPERATORS.prompt_lines("en")
     messages = build_plan_messages(question, summary, "en", operators)
     calls = prompt_tokens = completion_tokens = 0
+    replies: list[str] = []
     started = time.perf_counter()
 
     def ask(conversation):  # type: ignore[no-untyped-def]
@@ -78,6 +80,7 @@ def plan_one(llm, record: dict, summary: str, max_tokens: int) -> PlanOutcome:  
         calls += 1
         prompt_tokens += completion.prompt_tokens
         completion_tokens += completion.completion_tokens
+        replies.append(value.logical_form)
         return value
 
     first_try = repaired = False
@@ -96,6 +99,7 @@ def plan_one(llm, record: dict, summary: str, max_tokens: int) -> PlanOutcome:  
         question_id=str(record.get("id", "")), gold_hops=len(record.get("question_decomposition") or []),
         planned_hops=planned, first_try=first_try, repaired=repaired, calls=calls, prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens, seconds=round(time.perf_counter() - started, 2), error=error,
+        replies=replies,
     )
 
 
