@@ -43,3 +43,11 @@ def test_two_bad_replies_are_the_fallback_and_the_report_counts_them() -> None:
     assert rows["fallback plan"] == ["50% (1/2)"]
     assert rows["Retrieval hops = gold hops"] == ["50% (1/2)"]
     assert rows["2"] == ["1", "1"]  # gold 2 hops: one plan with 2 Retrievals, one fallback
+
+
+def test_a_call_whose_reply_never_validates_is_still_counted() -> None:
+    llm = ScriptedLLM(["{\"logical_form\": \"Step1: cut off"] * 4)
+    outcome = planner_fit.plan_one(llm, RECORD, "", 400)
+    assert outcome.planned_hops is None and outcome.error and outcome.replies == []
+    assert outcome.calls == len(llm.calls) >= 1
+    assert outcome.prompt_tokens > 0
