@@ -48,6 +48,7 @@ class PlanOutcome(BaseModel):
     completion_tokens: int
     seconds: float
     error: str = ""
+    replies: list[str] = []  # the logical-form text of each reply, to read what the planner wrote
 
 
 def retrieval_hops(plan: Plan) -> int:
@@ -69,15 +70,13 @@ def plan_one(llm, record: dict, summary: str, max_tokens: int) -> PlanOutcome:  
     question = str(record["question"])
     operators = OPERATORS.prompt_lines("en")
     messages = build_plan_messages(question, summary, "en", operators)
-    calls = prompt_tokens = completion_tokens = 0
+    replies: list[str] = []
+    used = llm.usage.stage("plan")  # every call that reached the model, one that failed too
     started = time.perf_counter()
 
     def ask(conversation):  # type: ignore[no-untyped-def]
-        nonlocal calls, prompt_tokens, completion_tokens
-        value, completion = llm.complete_object(conversation, PlanResponse, stage="plan", max_tokens=max_tokens)
-        calls += 1
-        prompt_tokens += completion.prompt_tokens
-        completion_tokens += completion.completion_tokens
+        value, _ = llm.complete_object(conversation, PlanResponse, stage="plan", max_tokens=max_tokens)
+        replies.append(value.logical_form)
         return value
 
     first_try = repaired = False
@@ -92,10 +91,14 @@ def plan_one(llm, record: dict, summary: str, max_tokens: int) -> PlanOutcome:  
             planned, repaired = retrieval_hops(plan_from_response(ask(retry), OPERATORS)), True
     except (LogicalFormError, ModelError) as exc:
         error = str(exc)[:200]
+    seconds = round(time.perf_counter() - started, 2)
+    spent = llm.usage.stage("plan")
     return PlanOutcome(
         question_id=str(record.get("id", "")), gold_hops=len(record.get("question_decomposition") or []),
-        planned_hops=planned, first_try=first_try, repaired=repaired, calls=calls, prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens, seconds=round(time.perf_counter() - started, 2), error=error,
+        planned_hops=planned, first_try=first_try, repaired=repaired, calls=spent.calls - used.calls,
+        prompt_tokens=spent.prompt_tokens - used.prompt_tokens,
+        completion_tokens=spent.completion_tokens - used.completion_tokens, seconds=seconds, error=error,
+        replies=replies,
     )
 
 
