@@ -296,7 +296,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.agreement:
                 from ppr_agreement import agreement, variants_for
 
-                report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions, variants_for(10, [], []))
+                from kag_neo4j.solver.retrieval import RECIPES
+
+                fused = RECIPES["hybrid"].k_ppr  # the PageRank chunks the default recipe fuses
+                report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions, variants_for(fused, [], []))
             args.out.parent.mkdir(parents=True, exist_ok=True)  # each level as soon as it is measured
             args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
         # The replicas (and their removal) change the HNSW vector index, and with it approximate
