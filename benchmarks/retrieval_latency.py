@@ -43,10 +43,13 @@ from kag_neo4j.eval.loading import clear_knowledge_base, ensure_corpus_loaded
 from kag_neo4j.eval.methods import DEFAULT_METHODS, MethodContext, build_methods
 from kag_neo4j.models import build_embedder
 from kag_neo4j.models.base import Embedder
+from kag_neo4j.solver.retrieval import RECIPES
 from kag_neo4j.store import cypher, migrations
 from kag_neo4j.store.database import Database
 
 DEFAULT_LEVELS = ("1k=hotpotqa", "6k=2wiki", "24k=2wiki*4")
+#: the PageRank chunks the default recipe fuses: the agreement with exact PPR is taken at that depth
+_FUSED_PPR = RECIPES["hybrid"].k_ppr
 BASELINE_LABELS = {"document_node_label": "BaselineDocument", "chunk_node_label": "BaselineChunk"}
 
 
@@ -296,10 +299,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.agreement:
                 from ppr_agreement import agreement, variants_for
 
-                from kag_neo4j.solver.retrieval import RECIPES
-
-                fused = RECIPES["hybrid"].k_ppr  # the PageRank chunks the default recipe fuses
-                report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions, variants_for(fused, [], []))
+                report["latency"][-1]["ppr_agreement"] = agreement(db, embedder, questions,
+                                                                   variants_for(_FUSED_PPR, [], []))
             args.out.parent.mkdir(parents=True, exist_ok=True)  # each level as soon as it is measured
             args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
         # The replicas (and their removal) change the HNSW vector index, and with it approximate
@@ -334,7 +335,8 @@ def markdown(report: dict[str, Any]) -> str:
                              f"{row.get('p50_vs_dense', '–')} | {row.get('p95_vs_dense', '–')} | "
                              f"{row.get('p50_vs_graphrag-vector', '–')} | {row.get('p50_vs_graphrag-hybrid', '–')} |")
         if len(report["latency"]) > 1:
-            first, last = report["latency"][1 if len(report["latency"]) > 2 else 0], report["latency"][-1]
+            by_size = sorted(report["latency"], key=lambda level: level["chunks"])  # whatever order --level gave
+            first, last = by_size[-2], by_size[-1]
             lines += ["", f"growth {first['level']} -> {last['level']} ({last['chunks'] / first['chunks']:.1f}x the chunks), "
                       "p50: " + ", ".join(
                           f"{method} {last['methods'][method]['p50_ms'] / first['methods'][method]['p50_ms']:.2f}x"
@@ -343,7 +345,7 @@ def markdown(report: dict[str, Any]) -> str:
             if "ppr_agreement" in level:
                 from ppr_agreement import markdown as agreement_table
 
-                lines += ["", f"{level['level']} ({level['chunks']} chunks):", "", agreement_table(level["ppr_agreement"], 10)]
+                lines += ["", f"{level['level']} ({level['chunks']} chunks):", "", agreement_table(level["ppr_agreement"], _FUSED_PPR)]
         lines += ["", "| level | chunks | entities | Neo4j heap used MB | heap pool peaks MB | GDS projection MB |",
                   "|---|---:|---:|---:|---:|---:|"]
         for level in report["latency"]:
