@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kag_neo4j.config import Settings
 from kag_neo4j.builder.names import name_key
+from kag_neo4j.config import Settings
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_corpus, load_questions, resolve_dataset
 from kag_neo4j.models.base import Embedder

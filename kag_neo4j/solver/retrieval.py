@@ -98,8 +98,8 @@ class RetrievalConfig(BaseModel):
 
 
 # fulltext off: at weight 0.1 (and 0.3, 1) it lowered MuSiQue R@5 (benchmarks/results/retrieval-recall.md);
-# PageRank local, in plain Cypher: one read, its cost bounded by the seeds' neighbourhood, and on MuSiQue
-# R@5 77.3 against exact GDS PageRank's 76.3 (benchmarks/results/latency-figures.md)
+# PageRank local, in plain Cypher: one read, its cost bounded by the seeds' neighbourhood, and the recall of
+# exact GDS PageRank within a point on the three dev sets (BENCHMARKS.md, "Retrieval now")
 # PageRank's best 5 chunks are fused, not 20: on the dev sets (MuSiQue 50, HotpotQA 50, 2Wiki 100) R@5 went
 # 76.7 -> 72.3, 88.0 -> 93.0, 82.0 -> 86.2 and R@2 stayed above dense on all three (BENCHMARKS.md)
 _HYBRID = RetrievalConfig(weights=RetrievalWeights(dense=1.0, fulltext=0.0, ppr=1.0), ppr_backend="cypher", k_ppr=5)
