@@ -1,6 +1,6 @@
 """The planner prompt: question -> logical-form plan.
 
-English and Chinese variants, each few-shot with worked examples written for kag-neo4j
+English and Chinese variants, each few-shot with three worked examples written for kag-neo4j
 (every example is parsed in the unit tests, so they cannot drift from the language). The model
 answers with :class:`PlanResponse` — JSON holding the plan text — and :func:`plan_text` finds the
 logical-form text in whatever came back (a ``PlanResponse``, a dict, raw JSON text, fenced text
@@ -28,7 +28,6 @@ __all__ = [
     "EXAMPLES",
     "OPERATOR_LINES",
     "PLAN_PROMPT_VERSION",
-    "PLAN_RULES",
     "PlanExample",
     "PlanResponse",
     "build_plan_messages",
@@ -39,9 +38,7 @@ __all__ = [
     "system_prompt",
 ]
 
-#: plan-2: the class example for graphs with rule-derived classes; plan-3: two chain examples and
-#: the rules of :data:`PLAN_RULES` (one Retrieval per chained relation, typed new aliases)
-PLAN_PROMPT_VERSION = "plan-3"
+PLAN_PROMPT_VERSION = "plan-2"  # plan-2: the class example for graphs with rule-derived classes
 Language = Literal["en", "zh"]
 
 
@@ -136,28 +133,6 @@ OPERATOR_LINES: dict[str, dict[Language, str]] = {
     },
 }
 
-#: the static planner's rules for the shape of a plan, shown after the operator bullets (the
-#: iterative planner's prompt does not show them): the hop count, the alias form, ``o2:Type``
-#: without ``o=`` and ``Step3: Output(o2)`` are where the offline model's plans failed
-#: (benchmarks/results/planner-figures.md)
-PLAN_RULES: dict[Language, str] = {
-    "en": """\
-- Write one Retrieval for each relation the question chains, in the order they must be found:
-  "the river of the city where X died" is X -diedIn-> city, then city -> river: two Retrievals.
-  Never merge two relations into one Retrieval, and add no step the question does not need.
-- A new alias in s= or o= carries its type (o=o2:Country); an alias found before is written bare
-  (s=o2). A type or a name alone is never an alias: not o=Country, not s=Paris.
-- Every Retrieval argument is written name=value (s=..., p=..., o=...), and Output is an Action
-  line of its own (Action4: Output(o3)), never a Step line.""",
-    "zh": """\
-- 问题中每串联一个关系就写一个 Retrieval，按查找的先后顺序：“X 去世的城市旁边的河流”是 X -diedIn-> 城市，
-  再由城市 -> 河流，共两个 Retrieval。不要把两个关系合并成一个 Retrieval，也不要添加问题不需要的步骤。
-- s= 或 o= 中新的别名要带类型（o=o2:Country）；前面已得到的别名直接写（s=o2）。类型或名称本身不能当别名：
-  不要写 o=Country 或 s=Paris。
-- Retrieval 的每个参数都写成 名称=值（s=…、p=…、o=…）；Output 单独写成一行 Action（Action4: Output(o3)），
-  不能写在 Step 行里。""",
-}
-
 _NO_SCHEMA = {
     "en": "(no schema given: choose short camelCase names)",
     "zh": "（未提供模式：请自拟简短的驼峰式名称）",
@@ -166,26 +141,6 @@ _QUESTION_PREFIX = {"en": "Question: ", "zh": "问题："}
 
 EXAMPLES: dict[Language, list[PlanExample]] = {
     "en": [
-        PlanExample(
-            question="Who founded the company that publishes the magazine Tidewater Monthly?",
-            logical_form="""\
-Step1: Which company publishes Tidewater Monthly?
-Action1: Retrieval(s=s1:Magazine[`Tidewater Monthly`], p=p1:publishedBy, o=o1:Company)
-Step2: Who founded that company?
-Action2: Retrieval(s=o1, p=p2:foundedBy, o=o2:Person)
-Action3: Output(o2)""",
-        ),
-        PlanExample(
-            question="Which river runs through the city where the composer of the opera Ilsa Dawn died?",
-            logical_form="""\
-Step1: Who composed the opera Ilsa Dawn?
-Action1: Retrieval(s=s1:Opera[`Ilsa Dawn`], p=p1:composedBy, o=o1:Person)
-Step2: In which city did that composer die?
-Action2: Retrieval(s=o1, p=p2:diedIn, o=o2:City)
-Step3: Which river runs through that city?
-Action3: Retrieval(s=s3:River, p=p3:flowsThrough, o=o2)
-Action4: Output(s3)""",
-        ),
         PlanExample(
             question="How old was the author of The Little Prince when the book was first published?",
             logical_form="""\
@@ -223,15 +178,6 @@ Action4: Output(d1)""",
         ),
     ],
     "zh": [
-        PlanExample(
-            question="作曲家林望秋去世的城市有哪条河流经过？",
-            logical_form="""\
-Step1: 林望秋在哪个城市去世？
-Action1: Retrieval(s=s1:Person[`林望秋`], p=p1:diedIn, o=o1:City)
-Step2: 哪条河流经这个城市？
-Action2: Retrieval(s=s2:River, p=p2:flowsThrough, o=o1)
-Action3: Output(s2)""",
-        ),
         PlanExample(
             question="《小王子》的作者在这本书首次出版时多少岁？",
             logical_form="""\
@@ -312,17 +258,15 @@ def _language(language: str, question: str) -> Language:
     raise ValueError(f"planner language {language!r} is not supported; use 'en', 'zh' or 'auto'")
 
 
-def system_prompt(
-    schema_summary: str, language: Language, operators: Sequence[str] | None = None, *, rules: str = ""
-) -> str:
+def system_prompt(schema_summary: str, language: Language, operators: Sequence[str] | None = None) -> str:
     """The system message for ``language`` with ``schema_summary`` filled in. ``operators`` are
     the operator bullets to show (the solver passes its registry's lines,
     :meth:`~kag_neo4j.solver.lf.registry.OperatorRegistry.prompt_lines`); ``None`` shows the
-    built-in operators (:data:`OPERATOR_LINES`). ``rules`` (bullets) follow the operators."""
+    built-in operators (:data:`OPERATOR_LINES`)."""
     if operators is None:
         operators = [lines[language] for lines in OPERATOR_LINES.values()]
     head, tail = (_HEAD_EN, _TAIL_EN) if language == "en" else (_HEAD_ZH, _TAIL_ZH)
-    template = head + "\n".join([*operators, *([rules] if rules else [])]) + "\n" + tail
+    template = head + "\n".join(operators) + "\n" + tail
     summary = schema_summary.strip() if schema_summary and schema_summary.strip() else _NO_SCHEMA[language]
     return template.replace("{schema}", summary).replace("{{", "{").replace("}}", "}")
 
@@ -341,8 +285,7 @@ def build_plan_messages(
     prefix = _QUESTION_PREFIX[lang]
     shown = [*EXAMPLES[lang], *([CLASS_EXAMPLES[lang]] if classes else [])]
     examples = [(prefix + example.question, json_reply(logical_form=example.logical_form)) for example in shown]
-    system = system_prompt(schema_summary, lang, operators, rules=PLAN_RULES[lang])
-    return conversation(system, prefix + question.strip(), examples=examples)
+    return conversation(system_prompt(schema_summary, lang, operators), prefix + question.strip(), examples=examples)
 
 
 def repair_plan_messages(
