@@ -52,7 +52,7 @@ from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_riskmining_acceptance import DEVELOPER, OWNER, expected_sets  # noqa: E402
 
-from demos_load import DEMOS, demo_arguments, demo_rules, rows, values  # noqa: E402 - the sibling script
+from demos_load import DEMOS, demo_arguments, demo_rules, parse_demo_arguments, rows, values  # noqa: E402 - the sibling script
 
 SUPPLY_AS_OF = "2023-09-30"
 RISK_AS_OF = "2024-02-01"
@@ -194,9 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = demo_arguments(__doc__)
     parser.add_argument("--only", default="riskmining,supplychain,medicine", help="demos to run, comma separated")
     parser.add_argument("--hashing", action="store_true", help="embed with the hashing embedder (fast loads)")
-    args = parser.parse_args(argv)
-    if not args.yes:
-        parser.error("this benchmark EMPTIES the configured database (once per demo); pass --yes to confirm")
+    args = parse_demo_arguments(parser, argv)
     settings = load_settings()
     embedder: Embedder = HashingEmbedder(384) if args.hashing else build_embedder(settings)
     llm = build_llm(settings)

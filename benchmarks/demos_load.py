@@ -231,6 +231,15 @@ def demo_arguments(description: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def parse_demo_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser``'s arguments (made by :func:`demo_arguments`), refused without ``--yes``: every
+    demo script empties the configured database."""
+    args = parser.parse_args(argv)
+    if not args.yes:
+        parser.error("this benchmark empties the configured database; pass --yes to confirm")
+    return args
+
+
 def load_demo_tables(db: Database, settings: Settings, folder: Path, schema_file: Path, *,
                      dangling: Literal["skip", "create"] = "skip") -> float:
     """Load a demo's folder light with its schema (hashing vectors: the tables need none), as
@@ -250,9 +259,7 @@ def demo_rules(folder: Path, schema_file: Path) -> RuleSet:
 def main(argv: list[str] | None = None) -> int:
     parser = demo_arguments(__doc__)
     parser.add_argument("--only", default=",".join(DEMOS), help="demos to load, comma separated")
-    args = parser.parse_args(argv)
-    if not args.yes:
-        parser.error("this benchmark empties the configured database; pass --yes to confirm")
+    args = parse_demo_arguments(parser, argv)
     settings = load_settings(no_cache=True)
     embedder = HashingEmbedder(384)
     lines: list[str] = []

@@ -28,7 +28,7 @@ from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_riskmining_acceptance import QUERIES, derived_sets, expected_sets  # noqa: E402
 
-from demos_load import demo_arguments, demo_rules, load_demo_tables  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
+from demos_load import demo_arguments, demo_rules, load_demo_tables, parse_demo_arguments  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
 
 
 def _show(items: set[object], limit: int = 6) -> str:
@@ -40,9 +40,7 @@ def _show(items: set[object], limit: int = 6) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = demo_arguments(__doc__)
     parser.add_argument("--as-of", default="2024-02-01", help="the date now() means (the rules use none)")
-    args = parser.parse_args(argv)
-    if not args.yes:
-        parser.error("this benchmark empties the configured database; pass --yes to confirm")
+    args = parse_demo_arguments(parser, argv)
     folder = args.demos / "riskmining"
     schema_file = args.schemas / "RiskMining.schema"
     rules = demo_rules(folder, schema_file)

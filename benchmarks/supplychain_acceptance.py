@@ -31,7 +31,7 @@ from kag_neo4j.store.database import Database  # noqa: E402
 from kag_neo4j.store.reset import claim_database, reset_database  # noqa: E402
 from tests.integration.test_supplychain_acceptance import WHAT, derived_facts, expected_facts  # noqa: E402
 
-from demos_load import demo_arguments, demo_rules, load_demo_tables  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
+from demos_load import demo_arguments, demo_rules, load_demo_tables, parse_demo_arguments  # noqa: E402 - the sibling script (benchmarks/ is on sys.path when run)
 
 
 def _size(value: object) -> int:
@@ -58,9 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dangling", default="skip,create",
                         help="loads to check, comma separated: --dangling skip (references to products "
                              "Product.csv lacks are dropped, the default of kag-neo4j load) and/or create")
-    args = parser.parse_args(argv)
-    if not args.yes:
-        parser.error("this benchmark empties the configured database; pass --yes to confirm")
+    args = parse_demo_arguments(parser, argv)
     folder = args.demos / "supplychain"
     schema_file = args.schemas / "SupplyChain.schema"
     rules = demo_rules(folder, schema_file)
