@@ -18,21 +18,15 @@ import sys
 import time
 from pathlib import Path
 
-from kag_neo4j.builder.names import name_key
 from kag_neo4j.config import load_settings
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_questions, resolve_dataset
 from kag_neo4j.models import build_embedder
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.mentions import question_mentions
+from kag_neo4j.solver.question_search import seed_keys
 from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieval, hybrid_retrieve
 from kag_neo4j.store.database import Database
-
-
-def seed_keys_for(question: str) -> list[str]:
-    """What ``KAG.search`` seeds PageRank with: the resolution keys of the question's mentions, linked
-    inside the statement to entities (hubs left out) and to the documents they title."""
-    return [name_key(mention) for mention in question_mentions(question)]
 
 
 def variants_for(k: int, hops: list[int], frontiers: list[int]) -> dict[str, RetrievalConfig]:
@@ -54,7 +48,7 @@ def agreement(db: Database, embedder: Embedder, questions: list[str], variants: 
     for config in variants.values():  # warm-up (projection, plans)
         hybrid_retrieve(db, embedder, questions[0], seed_entity_ids=[], config=config)
     for number, question in enumerate(questions, 1):
-        keys = seed_keys_for(question)
+        keys = seed_keys(question_mentions(question))
         vector = embedder.embed_query(question)
         lists: dict[str, list[str]] = {}
         for name, config in variants.items():

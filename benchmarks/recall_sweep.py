@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kag_neo4j.builder.names import name_key
 from kag_neo4j.config import Settings
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_corpus, load_questions, resolve_dataset
@@ -30,7 +29,7 @@ from kag_neo4j.models.factory import build_embedder
 from kag_neo4j.solver import retrieval
 from kag_neo4j.solver.linking import link_entity, link_exact
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.question_search import recipe
+from kag_neo4j.solver.question_search import recipe, seed_keys
 from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
@@ -161,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             for index, question in enumerate(questions.questions):
                 seeds = links[linker][index] if config.weights.ppr > 0 else []
                 # the product's own linking: the mentions' keys, linked inside the statement (entities and titles)
-                keys = [name_key(m) for m in mentions[index]] if linker == "keys" and config.weights.ppr > 0 else []
+                keys = seed_keys(mentions[index]) if linker == "keys" and config.weights.ppr > 0 else []
                 chunks = hybrid_retrieval(db, embedder, question.question, seed_entity_ids=seeds, seed_keys=keys,
                                           config=config, query_vector=vectors[index]).chunks
                 ranked = [units.get(c.document_id or "", f"document:{c.document_id}") for c in chunks]

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kag_neo4j.builder.names import name_key
 from kag_neo4j.config import load_settings
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import load_questions, resolve_dataset
@@ -32,7 +31,7 @@ from kag_neo4j.models import build_embedder
 from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.mentions import question_mentions
 from kag_neo4j.solver.projection import current_projection, projection_prefix
-from kag_neo4j.solver.question_search import recipe, search
+from kag_neo4j.solver.question_search import recipe, search, seed_keys
 from kag_neo4j.solver.retrieval import retrieval_params
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
@@ -81,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             timed("round trip (RETURN 1)", lambda: db.read("RETURN 1 AS one"))
             vector = timed("embed query", lambda: embedder.embed_query(question))
             mentions = timed("mentions (NER)", lambda: question_mentions(question))
-            keys = [name_key(mention) for mention in mentions]
+            keys = seed_keys(mentions)
             timed("read: projection state (version + catalog)", lambda: db.query("solver/projection_state", prefix=prefix))
             graph = current_projection(db)
             statements: dict[str, tuple[str, dict[str, Any]]] = {
