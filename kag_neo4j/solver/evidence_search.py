@@ -8,10 +8,13 @@ record (``used``, with ranks) and kept in the run's memory for later prompts and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.linking import LinkedEntity, link_entity
+from kag_neo4j.solver.question_search import seed_keys
 from kag_neo4j.solver.results import StepRecord, Used
-from kag_neo4j.solver.retrieval import hybrid_retrieve
+from kag_neo4j.solver.retrieval import hybrid_retrieval
 from kag_neo4j.solver.runtime import Runtime
 
 __all__ = ["link_mention", "remember_fact_chunks", "retrieve_chunks"]
@@ -23,13 +26,14 @@ def link_mention(rt: Runtime, record: StepRecord, mention: str, type_name: str |
 
 
 def retrieve_chunks(
-    rt: Runtime, record: StepRecord, text: str, seeds: list[str], *, k: int | None = None
+    rt: Runtime, record: StepRecord, text: str, seeds: list[str], *, k: int | None = None,
+    names: Sequence[str] = (),
 ) -> list[RankedChunk]:
-    """Hybrid retrieval for ``text`` seeded with ``seeds`` (``k`` chunks, default ``chunk_k``);
-    noted on ``record`` and kept in memory."""
+    """Hybrid retrieval for ``text`` seeded with the entities ``seeds`` and with the documents the
+    step's ``names`` title (``k`` chunks, default ``chunk_k``); noted on ``record`` and kept in memory."""
     config = rt.config.retrieval.model_copy(update={"k": k or rt.config.chunk_k})
-    chunks = hybrid_retrieve(rt.runner(record), rt.embedder, text, seed_entity_ids=seeds, config=config,
-                             extra_lists=rt.extra_lists)
+    chunks = hybrid_retrieval(rt.runner(record), rt.embedder, text, seed_entity_ids=seeds, seed_keys=seed_keys(names),
+                              config=config, extra_lists=rt.extra_lists).chunks
     start = sum(1 for used in record.used if used.kind == "Chunk")
     for rank, chunk in enumerate(chunks, start=start + 1):
         record.used.append(Used(kind="Chunk", id=chunk.chunk_id, rank=rank, score=round(chunk.score, 6)))

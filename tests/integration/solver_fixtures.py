@@ -93,6 +93,17 @@ def write_fixture_graph(db: Database, embedder: Embedder) -> None:
     bump_graph_version(db, "solver test fixture")
 
 
+def write_unlinked_document(db: Database, embedder: Embedder, doc: str, title: str, text: str) -> None:
+    """One more document whose only chunk mentions no entity (reachable by its title, not by a link)."""
+    source = SourceDocument(id=doc, title=title, source=f"{doc}.md", text=text,
+                            sha256=hashlib.sha256(text.encode()).hexdigest())
+    chunk = ChunkRecord(id=chunk_id(doc), document_id=doc, text=text, title=title, position=0, paragraph=0, index=0)
+    aligned = AlignedDocument(document=source, chunks=[chunk])
+    aligned.chunk_vectors[chunk.id] = embedder.embed_documents([text])[0]
+    GraphWriter(db).write([aligned])
+    bump_graph_version(db, "solver test fixture: an unlinked document")
+
+
 def knowledge_counts(db: Database) -> dict[str, int]:
     """Nodes and relationships outside the trace (what question answering must never change)."""
     row = db.read(

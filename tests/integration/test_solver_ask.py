@@ -21,6 +21,7 @@ from tests.integration.solver_fixtures import (
     chunk_id,
     knowledge_counts,
     write_fixture_graph,
+    write_unlinked_document,
 )
 
 Reply = str | dict[str, Any] | Callable[[str], dict[str, Any]]
@@ -203,6 +204,27 @@ Action3: Output(o2)""")
     assert chunk_id("nile") not in step.chunk_ids and len(step.chunk_ids) == 2
     assert answer.answer == "forty"
     assert [c.chunk_id for c in answer.citations] == [chunk_id("ada"), chunk_id("kestrel")], "both hops are cited"
+
+
+def test_a_step_naming_a_document_reads_it_though_no_entity_has_that_name(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    # no entity is called Greyfell Mines and its passage names nothing: only its title leads there
+    write_unlinked_document(graph, embedder, "greyfell", "Greyfell Mines", "The deepest shaft reaches 412 metres.")
+    depth = plan("""\
+Step1: How deep is the deepest shaft of the Greyfell Mines?
+Action1: Retrieval(s=s1:Mine[`Greyfell Mines`], p=p1:shaftDepth, o=o1:Integer)
+Action2: Output(o1)""")
+    router = Router(plan=[depth], subanswer=[{"answer": ""}], judge=[{"answerable": False, "query": ""}])
+    ppr_only = RetrievalConfig(dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
+    for titles, found in ((True, [chunk_id("greyfell")]), (False, [])):
+        config = SolverConfig(retrieval=ppr_only.model_copy(update={"seed_titles": titles}), chunk_k=2)
+        answer = KAG(graph, router.llm, embedder, config=config).ask("How deep is the Greyfell Mines' deepest shaft?",
+                                                                       trace=False)
+        step = next(s for s in answer.steps if s.op == "Retrieval")
+        hybrid = next(q for q in step.queries if q.name == "procedures/hybrid_retrieval")
+        assert hybrid.params["seed_keys"] == ["greyfell mines"], "the step's anchor is looked up by its key"
+        assert step.chunk_ids[:1] == found, f"seed_titles={titles}"
 
 
 def test_iterative_mode_plans_one_step_at_a_time(graph: Database, embedder: HashingEmbedder) -> None:

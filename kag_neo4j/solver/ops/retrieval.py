@@ -351,7 +351,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     seeds = list(dict.fromkeys(sid for end in (s, o) for sid in end.seeds))
     if not seeds:  # the plan named nobody: seed PPR with entities the sub-question spells out
         seeds = _mentioned(rt, record, question)
-    chunks = retrieve_chunks(rt, record, text, seeds)
+    chunks = retrieve_chunks(rt, record, text, seeds, names=names)
     weak = [c for c in candidates if c.similarity > 0][: rt.config.budget.max_facts]
     facts = [Fact(subject=c.fact.subject, predicate=c.fact.predicate, object=c.fact.object + c.note) for c in weak]
     if not chunks and not facts:
