@@ -60,14 +60,20 @@ def chunk_id(doc: str) -> str:
     return f"{doc}#0#0"
 
 
+def _one_chunk_document(embedder: Embedder, doc: str, title: str, text: str) -> AlignedDocument:
+    source = SourceDocument(id=doc, title=title, source=f"{doc}.md", text=text,
+                            sha256=hashlib.sha256(text.encode()).hexdigest())
+    chunk = ChunkRecord(id=chunk_id(doc), document_id=doc, text=text, title=title, position=0, paragraph=0, index=0)
+    aligned = AlignedDocument(document=source, chunks=[chunk])
+    aligned.chunk_vectors[chunk.id] = embedder.embed_documents([text])[0]
+    return aligned
+
+
 def write_fixture_graph(db: Database, embedder: Embedder) -> None:
     documents = []
     for doc, (title, text) in DOCS.items():
-        source = SourceDocument(id=doc, title=title, source=f"{doc}.md", text=text,
-                                sha256=hashlib.sha256(text.encode()).hexdigest())
-        chunk = ChunkRecord(id=chunk_id(doc), document_id=doc, text=text, title=title, position=0, paragraph=0, index=0)
-        aligned = AlignedDocument(document=source, chunks=[chunk])
-        aligned.chunk_vectors[chunk.id] = embedder.embed_documents([text])[0]
+        aligned = _one_chunk_document(embedder, doc, title, text)
+        chunk = aligned.chunks[0]
         for entity_id in MENTIONS[doc]:
             name, label, props = ENTITIES[entity_id]
             aligned.entities[entity_id] = EntityNode(
@@ -95,12 +101,7 @@ def write_fixture_graph(db: Database, embedder: Embedder) -> None:
 
 def write_unlinked_document(db: Database, embedder: Embedder, doc: str, title: str, text: str) -> None:
     """One more document whose only chunk mentions no entity (reachable by its title, not by a link)."""
-    source = SourceDocument(id=doc, title=title, source=f"{doc}.md", text=text,
-                            sha256=hashlib.sha256(text.encode()).hexdigest())
-    chunk = ChunkRecord(id=chunk_id(doc), document_id=doc, text=text, title=title, position=0, paragraph=0, index=0)
-    aligned = AlignedDocument(document=source, chunks=[chunk])
-    aligned.chunk_vectors[chunk.id] = embedder.embed_documents([text])[0]
-    GraphWriter(db).write([aligned])
+    GraphWriter(db).write([_one_chunk_document(embedder, doc, title, text)])
     bump_graph_version(db, "solver test fixture: an unlinked document")
 
 
