@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +125,15 @@ def _use_projection(db: Database, name: str | None, made: list[str]) -> None:
     retrieval.current_projection = lambda _runner, **_kw: graph  # type: ignore[assignment]
 
 
+def chosen_variants(parser: argparse.ArgumentParser, text: str, known: Iterable[str]) -> list[str]:
+    """The comma-separated variant names of ``text``; an unknown one is the parser's error."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in set(known)]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", help="musique, hotpotqa or 2wiki (loaded by `kag-neo4j eval` first)")
@@ -133,10 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args(argv)
-    names = [name.strip() for name in args.variants.split(",") if name.strip()]
-    unknown = [name for name in names if name not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variant(s) {', '.join(unknown)}")
+    names = chosen_variants(parser, args.variants, VARIANTS)
     files = resolve_dataset(args.dataset, data_dir=args.data_dir)
     questions = load_questions(files.questions, limit=args.limit)
     units = load_corpus(files.corpus).units(questions.recall_unit)

@@ -41,6 +41,8 @@ from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store.database import Database
 
+from recall_sweep import chosen_variants  # the sibling script (benchmarks/ is on sys.path when run)
+
 #: name -> RetrievalConfig overrides of the solver's step retrieval, and whether names are looked up by key
 VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "dense": ({"weights": {"dense": 1.0, "fulltext": 0.0, "ppr": 0.0}}, False),
@@ -96,10 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
     parser.add_argument("--data-dir", type=Path, default=None)
     args = parser.parse_args(argv)
-    names = [name.strip() for name in args.variants.split(",") if name.strip()]
-    unknown = [name for name in names if name not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variant(s) {', '.join(unknown)}")
+    names = chosen_variants(parser, args.variants, VARIANTS)
     files = resolve_dataset(args.dataset, data_dir=args.data_dir)
     read_hops, recall_unit = HOPS[args.dataset]
     units = load_corpus(files.corpus).units(recall_unit)

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 from kag_neo4j.eval.datasets import unit_of
+from tests.unit.benchmark_scripts import load_script
 
-_SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "step_recall.py"
-_SPEC = importlib.util.spec_from_file_location("step_recall", _SCRIPT)
-assert _SPEC is not None and _SPEC.loader is not None
-step_recall = importlib.util.module_from_spec(_SPEC)
-sys.modules["step_recall"] = step_recall
-_SPEC.loader.exec_module(step_recall)
+step_recall = load_script("step_recall")
 
 MUSIQUE = [{
     "id": "2hop__1_2",

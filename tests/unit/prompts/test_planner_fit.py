@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 from kag_neo4j.models.scripted import ScriptedLLM
+from tests.unit.benchmark_scripts import load_script
 
-_SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "planner_fit.py"
-_SPEC = importlib.util.spec_from_file_location("planner_fit", _SCRIPT)
-assert _SPEC is not None and _SPEC.loader is not None
-planner_fit = importlib.util.module_from_spec(_SPEC)
-sys.modules["planner_fit"] = planner_fit
-_SPEC.loader.exec_module(planner_fit)
+planner_fit = load_script("planner_fit")
 
 TWO_HOPS = (
     "Step1: Who founded Orrin Press?\nAction1: Retrieval(s=s1:Organization[`Orrin Press`], p=p1:foundedBy, o=o1:Person)\n"
