@@ -24,8 +24,9 @@ from kag_neo4j.eval.datasets import load_questions, resolve_dataset
 from kag_neo4j.models import build_embedder
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.question_search import seed_keys
-from kag_neo4j.solver.retrieval import RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieval, hybrid_retrieve
+from kag_neo4j.solver.retrieval import (
+    RECIPES, RetrievalConfig, RetrievalWeights, hybrid_retrieval, hybrid_retrieve, seed_keys,
+)
 from kag_neo4j.store.database import Database
 
 

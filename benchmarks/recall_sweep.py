@@ -29,8 +29,8 @@ from kag_neo4j.models.factory import build_embedder
 from kag_neo4j.solver import retrieval
 from kag_neo4j.solver.linking import link_entity, link_exact
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.question_search import recipe, seed_keys
-from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval
+from kag_neo4j.solver.question_search import recipe
+from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval, seed_keys
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 

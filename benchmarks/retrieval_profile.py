@@ -31,8 +31,8 @@ from kag_neo4j.models import build_embedder
 from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.mentions import question_mentions
 from kag_neo4j.solver.projection import current_projection, projection_prefix
-from kag_neo4j.solver.question_search import recipe, search, seed_keys
-from kag_neo4j.solver.retrieval import retrieval_params
+from kag_neo4j.solver.question_search import recipe, search
+from kag_neo4j.solver.retrieval import retrieval_params, seed_keys
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 

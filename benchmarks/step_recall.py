@@ -36,8 +36,7 @@ from kag_neo4j.eval.datasets import load_corpus, resolve_dataset, unit_of
 from kag_neo4j.models.factory import build_embedder
 from kag_neo4j.solver.linking import link_entity
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.question_search import seed_keys
-from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval
+from kag_neo4j.solver.retrieval import RetrievalWeights, hybrid_retrieval, seed_keys
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store.database import Database
 

@@ -286,8 +286,8 @@ def solver_answerer(ctx: MethodContext) -> AnswerFn | None:
 
 
 def _solver_recall(ctx: MethodContext) -> EvalMethod:
-    """``ours-solver``: one untraced ``KAG.ask`` per question; its ranking is the chunks the run's
-    steps used, first use first (:func:`kag_neo4j.solver.used_chunks.used_chunks`)."""
+    """``ours-solver``: one untraced ``KAG.ask`` per question; its ranking is the chunks the run
+    retrieved, cited first, then first use first (:func:`kag_neo4j.solver.used_chunks.used_chunks`)."""
     from kag_neo4j.api import KAG
     from kag_neo4j.solver.used_chunks import used_chunks
 
@@ -304,7 +304,7 @@ def _solver_recall(ctx: MethodContext) -> EvalMethod:
             "answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,
             "kg_path": len(answer.kg_path)}})
 
-    return EvalMethod(name="ours-solver", description="the solver's recall: chunks its steps used, in order of use",
+    return EvalMethod(name="ours-solver", description="the solver's recall: chunks its run retrieved, cited first, then in order of use",
                       retrieve=retrieve, warm_up=False,
                       config={"solver": kag.config.model_dump(mode="json"), "llm": kag.llm.model_id})
 

@@ -7,8 +7,8 @@
   ``title``, fused ``score``, ``rank`` in the fusion and ``ranks`` (list -> rank in each list
   that found it: ``dense``, ``fulltext``, ``ppr``).
 * :class:`KagSolverRetriever` — the logical-form solver (:meth:`kag_neo4j.api.KAG.ask`): the
-  items are the chunks the run cited, then the other chunks its steps used, in the order they
-  used them (:func:`kag_neo4j.solver.used_chunks.used_chunks`); the result's ``metadata`` holds
+  items are the chunks the run cited, then the other chunks it retrieved (its question search,
+  then its steps), in the order it used them (:func:`kag_neo4j.solver.used_chunks.used_chunks`); the result's ``metadata`` holds
   the run id, the solver's answer and its sub-questions, so a pipeline can generate from (or
   next to) them.
 
@@ -160,8 +160,7 @@ class KagSolverRetriever(Retriever):
             ``sub_questions`` (step, question, logical form, outputs, source) and ``kg_path``.
         """
         answer = self.kag.ask(query_text, trace=self.trace, mode=mode or self.mode)
-        chunks = [c for c in used_chunks(answer) if c.cited or not self.only_cited]
-        chunks.sort(key=lambda c: not c.cited)  # cited first; stable: each group in the order of use
+        chunks = [c for c in used_chunks(answer) if c.cited or not self.only_cited]  # cited first
         if top_k is not None:
             chunks = chunks[:top_k]
         rows = {row["chunk_id"]: row for row in self.db.read(

@@ -4,7 +4,8 @@
    (:func:`output_bound`) - unless the values are yes/no and the question is not a yes/no
    question ("Which band formed first, A or B?" wants A or B, not a comparison's boolean):
    then the judge answers it (:func:`answers_question`).
-2. Otherwise, if nothing was retrieved yet, chunks are retrieved for the question itself.
+2. Otherwise, if nothing was retrieved yet (the run's own question search is off,
+   ``question_k`` 0, and no step read a chunk), chunks are retrieved for the question itself.
 3. Up to ``max_rounds`` times the judge (one call) either answers from the known results and
    passages, or writes one supplementary query; the query is searched (hybrid retrieval seeded
    with every entity the run found) and the loop goes on. A query already tried, or an empty

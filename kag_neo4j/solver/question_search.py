@@ -16,15 +16,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from kag_neo4j.builder.names import name_key
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.linking import link_entity
 from kag_neo4j.solver.mentions import question_mentions
-from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieval, ppr_backend
+from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hybrid_retrieval, ppr_backend, seed_keys
 from kag_neo4j.store.runner import QueryRunner
 
-__all__ = ["SearchResult", "recipe", "search", "seed_keys"]
+__all__ = ["SearchResult", "recipe", "search"]
 
 #: one thread reads every question's mentions (one at a time: the NER model is not shared across threads)
 _MENTIONS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kag-mentions")
@@ -48,12 +47,6 @@ def recipe(name: str, k: int) -> RetrievalConfig:
         raise ValueError(f"unknown retrieval recipe {name!r}; choose one of {', '.join(sorted(RECIPES))}")
     base = RECIPES[name]
     return base.model_copy(update={"k": k, "k_dense": max(base.k_dense, k), "k_fulltext": max(base.k_fulltext, k)})
-
-
-def seed_keys(mentions: Sequence[str]) -> list[str]:
-    """What exact seed linking looks up for the question's mentions: their resolution keys, linked
-    inside the retrieval statement to entities (hubs left out) and to the documents they title."""
-    return [name_key(mention) for mention in mentions]
 
 
 def search(

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 from neo4j.exceptions import ClientError
 from pydantic import BaseModel, Field
 
+from kag_neo4j.builder.names import name_key
 from kag_neo4j.errors import KagError
 from kag_neo4j.models.base import Embedder
 from kag_neo4j.solver.chunks import RankedChunk
@@ -36,7 +37,7 @@ from kag_neo4j.store.runner import QueryRunner
 __all__ = [
     "BUILT_IN_LISTS", "DEFAULT_PPR_BACKEND", "RECIPES", "HybridRetrieval", "RankedChunk", "RankedList",
     "RetrievalConfig", "RetrievalError", "RetrievalWeights", "hybrid_retrieval", "hybrid_retrieve", "ppr_backend",
-    "retrieval_params",
+    "retrieval_params", "seed_keys",
 ]
 
 
@@ -122,6 +123,13 @@ DEFAULT_PPR_BACKEND: Literal["gds", "cypher"] = "gds"
 #: the lists the procedure computes itself
 BUILT_IN_LISTS = frozenset({"dense", "fulltext", "ppr"})
 _LIST_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+
+
+def seed_keys(names: Sequence[str]) -> list[str]:
+    """What exact seed linking looks up for ``names`` (a question's mentions, a step's anchors): their
+    resolution keys, linked inside the retrieval statement to entities (hubs left out) and to the
+    documents they title."""
+    return [name_key(name) for name in names]
 
 
 class RankedList(Protocol):

@@ -1,4 +1,8 @@
-"""One question, end to end: plan -> execute -> judge -> generate (the trace is written by the API).
+"""One question, end to end: search -> plan -> execute -> judge -> generate (the trace is written by the API).
+
+The run's first record searches the question itself (single-shot search, no model call,
+``SolverConfig.question_k`` chunks): its chunks rank with the steps' in the run's chunks and the
+judge reads them.
 
 Calls to the model, in the best case: one (the plan) when graph facts and code answer every
 step. Each step the graph cannot answer adds one sub-answer call; an unbound output adds at most
@@ -15,6 +19,7 @@ from typing import Any, Literal
 from kag_neo4j.errors import KagError
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.prompts.context import pick_language
+from kag_neo4j.solver.evidence_search import search_question
 from kag_neo4j.solver.executor import PlanExecutor
 from kag_neo4j.solver.generate import compose
 from kag_neo4j.solver.graph_schema import GraphSchema, read_graph_schema
@@ -94,6 +99,7 @@ class Solver:
         version, schema = self._versioned_schema()
         planner = Planner(rt, schema_summary=schema.summary(), classes=bool(schema.classes))
         executor = PlanExecutor(rt)
+        search_question(rt, question)
         plan: Plan | None
         if mode == "static":
             plan = run_static(rt, planner, executor, schema, question)

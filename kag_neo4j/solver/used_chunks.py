@@ -1,9 +1,11 @@
-"""The chunks a solver run retrieved, in the order its steps used them.
+"""The chunks a solver run retrieved, best first: those its answer cites, then the others in order of use.
 
 Each :class:`~kag_neo4j.solver.results.StepRecord` notes the chunks it used (``used``, kind
-``Chunk``, with its rank in that step). A run's chunks, in order, are those of its records by
-record index, each record's by rank, every chunk once (where it was first used). This is the
-ranking the solver's own recall is scored on (``kag-neo4j eval``'s ``ours-solver``) and what
+``Chunk``, with its rank in that step). A run's chunks are those of its records by record index,
+each record's by rank, every chunk once (where it was first used) — the question's own search
+(the ``Search`` record, first) before what the steps added — with the chunks the answer cites
+(the evidence it rests on) moved to the front, in that same order. This is the ranking the solver's own recall
+is scored on (``kag-neo4j eval``'s ``ours-solver``) and what
 :class:`kag_neo4j.graphrag.KagSolverRetriever` hands to a neo4j-graphrag pipeline.
 """
 
@@ -28,7 +30,7 @@ class UsedChunk(BaseModel):
 
 
 def used_chunks(answer: Answer) -> list[UsedChunk]:
-    """The chunks ``answer``'s steps used, first use first (see the module docs)."""
+    """The chunks ``answer``'s records used, the cited ones first, first use first (see the module docs)."""
     cited = {citation.chunk_id for citation in answer.citations}
     found: dict[str, UsedChunk] = {}
     for record in sorted(answer.steps, key=lambda step: step.index):
@@ -39,4 +41,4 @@ def used_chunks(answer: Answer) -> list[UsedChunk]:
                                            steps=[record.index], cited=used.id in cited)
             elif chunk.steps[-1] != record.index:
                 chunk.steps.append(record.index)
-    return list(found.values())
+    return sorted(found.values(), key=lambda chunk: not chunk.cited)  # stable: first use first in each group

@@ -1,4 +1,4 @@
-"""``ours-solver``: the solver's own recall (the chunks its steps used, in order of use), on a real Neo4j."""
+"""``ours-solver``: the solver's own recall (the chunks its run retrieved, cited first), on a real Neo4j."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ QUESTION = Question(id="q-years", answers=["28"], gold=[GoldPassage(title="hvrc"
                              "Viaduct open?")
 
 
-def test_the_solver_is_scored_on_the_chunks_its_steps_used_in_order(graph: Database, embedder: HashingEmbedder) -> None:
+def test_the_solver_is_scored_on_the_chunks_its_run_retrieved_cited_first(graph: Database, embedder: HashingEmbedder) -> None:
     router = Router(plan=[YEARS_AFTER], subanswer=[opening_year])
     ctx = MethodContext(db=graph, embedder=embedder, llm_factory=lambda: router.llm)
     (method,) = build_methods(["ours-solver"], ctx, qa=True)
@@ -28,8 +28,8 @@ def test_the_solver_is_scored_on_the_chunks_its_steps_used_in_order(graph: Datab
     assert row.error is None, row.error
     assert sorted(router.kinds) == ["plan", "subanswer"], "one solver run serves recall and the answer"
     retrieved = [r.chunk_id for r in row.retrieved]
-    # step 1 (the founding year, a graph fact) used the company's chunk; step 2 read chunks by hybrid
-    # retrieval for its sub-question, the viaduct's first
+    # the answer cites the company's chunk (step 1, the founding year, a graph fact) and the viaduct's
+    # (step 2's sub-answer): they lead, then the rest of what the question's search and the steps read
     assert retrieved[:2] == [chunk_id("hvrc"), chunk_id("viaduct")]
     assert len(retrieved) == len(set(retrieved)) > 2, "each chunk once, where it was first used"
     assert [r.document_id for r in row.retrieved] == [c.split("#")[0] for c in retrieved], "documents filled in"

@@ -124,7 +124,7 @@ def test_two_hops_from_graph_facts_cost_one_llm_call_and_leave_a_trace(graph: Da
     run = graph.read("MATCH (r:KagRun {id: $id})-[:HAS_STEP]->(s:KagStep) RETURN r.answer AS answer, "
                      "r.llm_calls AS calls, collect(s.op) AS ops", id=answer.run_id)[0]
     assert run["answer"] == "Kestrel Bay" and run["calls"] == 1 and sorted(run["ops"]) == [
-        "Output", "Plan", "Retrieval", "Retrieval"]
+        "Output", "Plan", "Retrieval", "Retrieval", "Search"]
     step = graph.read("MATCH (s:KagStep {id: $id}) RETURN s.cypher AS cypher, s.params AS params, s.lf AS lf, "
                       "s.source AS source, s.ms AS ms", id=f"{answer.run_id}:{retrievals[1].index}")[0]
     assert "UNWIND $anchor_ids" in step["cypher"] and '"anchor_ids": ["person:ada"]' in step["params"]
@@ -240,7 +240,7 @@ def test_iterative_mode_plans_one_step_at_a_time(graph: Database, embedder: Hash
     assert router.kinds == ["next", "next", "next"]
     assert "// s1 = Ada Pembroke" in router.prompts[1]
     assert "// o2 = Kestrel Bay" in router.prompts[2]
-    assert [s.op for s in answer.steps] == ["Plan", "Retrieval", "Plan", "Retrieval", "Plan", "Output"]
+    assert [s.op for s in answer.steps] == ["Search", "Plan", "Retrieval", "Plan", "Retrieval", "Plan", "Output"]
 
 
 def test_no_trace_writes_nothing(graph: Database, embedder: HashingEmbedder) -> None:

@@ -8,6 +8,7 @@ import pytest
 from kag_neo4j.api import KAG
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver.runtime import SolverConfig
+from kag_neo4j.solver.used_chunks import used_chunks
 from kag_neo4j.store.database import Database
 from tests.integration.solver_fixtures import chunk_id, knowledge_counts
 from tests.integration.test_solver_ask import Router, embedder, graph, plan  # noqa: F401 (fixtures)
@@ -44,7 +45,9 @@ def test_judge_rounds_are_bounded(graph: Database, embedder: HashingEmbedder) ->
 def test_after_the_last_round_one_answer_call_sees_the_new_passages(graph: Database, embedder: HashingEmbedder) -> None:
     router = Router(plan=[UNKNOWN_STEP], subanswer=[{"answer": ""}],
                     judge=[{"answerable": False, "query": "Nile river Africa"}], answer=[{"answer": ""}])
-    answer = KAG(graph, router.llm, embedder, config=SolverConfig(max_rounds=1, chunk_k=2)).ask("Who ran Saltmere?")
+    # no question search: its chunks would already hold every passage of this small corpus
+    config = SolverConfig(max_rounds=1, chunk_k=2, question_k=0)
+    answer = KAG(graph, router.llm, embedder, config=config).ask("Who ran Saltmere?")
     assert router.kinds == ["plan", "subanswer", "judge", "answer"]
     assert "[1] (Nile)" in router.prompts[-1], "the newest passages come first"
     assert not answer.known and answer.steps[-1].op == "Answer"
@@ -81,7 +84,36 @@ def test_planning_failure_falls_back_to_chunks_and_still_answers(graph: Database
     router = Router(plan=[{"logical_form": "The viaduct opened in 1899."}], subanswer=[reader])
     answer = KAG(graph, router.llm, embedder).ask("When did the Millbrook Viaduct open?")
     assert router.kinds == ["plan", "plan", "subanswer"], "one repair, then the one-step fallback plan"
-    assert answer.answer == "1899" and answer.steps[0].error
+    assert answer.answer == "1899" and next(s for s in answer.steps if s.op == "Plan").error
+
+
+@pytest.mark.parametrize("question_k", [10, 0])
+def test_the_judge_reads_the_passages_of_the_questions_own_search(
+    graph: Database, embedder: HashingEmbedder, question_k: int
+) -> None:
+    def judge(prompt: str) -> dict[str, object]:
+        for line in prompt.splitlines():
+            if line.startswith("[") and "opened in 1899" in line:
+                return {"answerable": True, "answer": "1899", "evidence": [int(line[1 : line.index("]")])]}
+        return {"answerable": False, "query": ""}
+
+    router = Router(plan=[UNKNOWN_STEP], subanswer=[{"answer": ""}], judge=[judge])
+    config = SolverConfig(max_rounds=1, chunk_k=1, question_k=question_k)
+    answer = KAG(graph, router.llm, embedder, config=config).ask("When did the Millbrook Viaduct open?")
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert chunk_id("viaduct") not in step.chunk_ids, "the plan's own step reads another passage"
+    if not question_k:
+        assert not answer.known, "without the question's search no passage the judge saw says when"
+        return
+    search = answer.steps[0]
+    assert search.op == "Search" and search.source == "chunks" and search.chunk_ids[0] == chunk_id("viaduct")
+    assert any(q.name == "procedures/hybrid_retrieval_local" for q in search.queries), "single-shot search, traced"
+    assert answer.known and answer.answer == "1899" and [c.chunk_id for c in answer.citations] == [chunk_id("viaduct")]
+    ranking = [c.chunk_id for c in used_chunks(answer)]
+    assert ranking[0] == chunk_id("viaduct"), "the cited chunk leads"
+    others = [cid for cid in search.chunk_ids if cid != chunk_id("viaduct")]
+    assert ranking[1 : 1 + len(others)] == others, "then the question's search, before what the step added"
+    assert set(ranking) == set(search.chunk_ids) | set(step.chunk_ids) and len(ranking) == len(set(ranking))
 
 
 HOSTILE = "x'}) DETACH DELETE n //"
