@@ -304,7 +304,8 @@ def _solver_recall(ctx: MethodContext) -> EvalMethod:
             "answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,
             "kg_path": len(answer.kg_path)}})
 
-    return EvalMethod(name="ours-solver", description="the solver's recall: chunks its run retrieved, cited first, then in order of use",
+    return EvalMethod(name="ours-solver",
+                      description="the solver's recall: chunks its run retrieved, cited first, then in order of use",
                       retrieve=retrieve, warm_up=False,
                       config={"solver": kag.config.model_dump(mode="json"), "llm": kag.llm.model_id})
 

@@ -8,9 +8,9 @@
   that found it: ``dense``, ``fulltext``, ``ppr``).
 * :class:`KagSolverRetriever` — the logical-form solver (:meth:`kag_neo4j.api.KAG.ask`): the
   items are the chunks the run cited, then the other chunks it retrieved (its question search,
-  then its steps), in the order it used them (:func:`kag_neo4j.solver.used_chunks.used_chunks`); the result's ``metadata`` holds
-  the run id, the solver's answer and its sub-questions, so a pipeline can generate from (or
-  next to) them.
+  then its steps), in the order it used them (:func:`kag_neo4j.solver.used_chunks.used_chunks`);
+  the result's ``metadata`` holds the run id, the solver's answer and its sub-questions, so a
+  pipeline can generate from (or next to) them.
 
 Both take a ``neo4j.Driver`` plus ``neo4j_database`` (as neo4j-graphrag's retrievers do) or our
 :class:`~kag_neo4j.store.database.Database`, and our embedder or a neo4j-graphrag ``Embedder``.

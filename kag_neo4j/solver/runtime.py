@@ -43,7 +43,7 @@ class SolverConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=32)
     #: chunks the run's first record (``Search``) retrieves for the question itself, before planning, by
     #: single-shot search (the ``hybrid`` recipe of ``KAG.search``); 0 skips it. They lead the run's
-    #: uncited chunks (:mod:`kag_neo4j.solver.used_chunks`) and the judge reads them with the steps' own
+    #: uncited chunks (:mod:`kag_neo4j.solver.used_chunks`), and the judge reads them beside the steps' chunks
     question_k: int = Field(default=10, ge=0, le=50)
     #: chunks a step retrieves when graph facts do not answer it
     chunk_k: int = Field(default=4, ge=1, le=50)

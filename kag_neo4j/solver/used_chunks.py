@@ -4,8 +4,8 @@ Each :class:`~kag_neo4j.solver.results.StepRecord` notes the chunks it used (``u
 ``Chunk``, with its rank in that step). A run's chunks are those of its records by record index,
 each record's by rank, every chunk once (where it was first used) — the question's own search
 (the ``Search`` record, first) before what the steps added — with the chunks the answer cites
-(the evidence it rests on) moved to the front, in that same order. This is the ranking the solver's own recall
-is scored on (``kag-neo4j eval``'s ``ours-solver``) and what
+(the evidence it rests on) moved to the front, in that same order. This is the ranking the
+solver's own recall is scored on (``kag-neo4j eval``'s ``ours-solver``) and what
 :class:`kag_neo4j.graphrag.KagSolverRetriever` hands to a neo4j-graphrag pipeline.
 """
 

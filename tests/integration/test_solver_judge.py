@@ -3,6 +3,8 @@ hostile questions, entity names and plans change nothing and break nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from kag_neo4j.api import KAG
@@ -64,13 +66,20 @@ def test_a_repeated_query_ends_the_loop(graph: Database, embedder: HashingEmbedd
     assert [s.note for s in answer.steps if s.op == "Judge"][-1] == "no new supplementary query; stopping"
 
 
-def test_the_judge_can_answer_from_new_evidence(graph: Database, embedder: HashingEmbedder) -> None:
+def _reading_judge(phrase: str, answer: str, query: str) -> Callable[[str], dict[str, object]]:
+    """A judge that answers ``answer``, citing the numbered passage that says ``phrase``, when the
+    prompt shows one, and asks ``query`` otherwise."""
     def judge(prompt: str) -> dict[str, object]:
         for line in prompt.splitlines():
-            if line.startswith("[") and "born in Kestrel Bay" in line:
-                return {"answerable": True, "answer": "Kestrel Bay", "evidence": [int(line[1 : line.index("]")])]}
-        return {"answerable": False, "query": "Ada Pembroke born"}
+            if line.startswith("[") and phrase in line:
+                return {"answerable": True, "answer": answer, "evidence": [int(line[1 : line.index("]")])]}
+        return {"answerable": False, "query": query}
 
+    return judge
+
+
+def test_the_judge_can_answer_from_new_evidence(graph: Database, embedder: HashingEmbedder) -> None:
+    judge = _reading_judge("born in Kestrel Bay", "Kestrel Bay", "Ada Pembroke born")
     router = Router(plan=[UNKNOWN_STEP], subanswer=[{"answer": ""}], judge=[judge])
     answer = KAG(graph, router.llm, embedder).ask("Where was the engineer born?")
     assert answer.known and answer.answer == "Kestrel Bay"
@@ -91,12 +100,7 @@ def test_planning_failure_falls_back_to_chunks_and_still_answers(graph: Database
 def test_the_judge_reads_the_passages_of_the_questions_own_search(
     graph: Database, embedder: HashingEmbedder, question_k: int
 ) -> None:
-    def judge(prompt: str) -> dict[str, object]:
-        for line in prompt.splitlines():
-            if line.startswith("[") and "opened in 1899" in line:
-                return {"answerable": True, "answer": "1899", "evidence": [int(line[1 : line.index("]")])]}
-        return {"answerable": False, "query": ""}
-
+    judge = _reading_judge("opened in 1899", "1899", "")  # no query: the loop ends with what it saw
     router = Router(plan=[UNKNOWN_STEP], subanswer=[{"answer": ""}], judge=[judge])
     config = SolverConfig(max_rounds=1, chunk_k=1, question_k=question_k)
     answer = KAG(graph, router.llm, embedder, config=config).ask("When did the Millbrook Viaduct open?")
