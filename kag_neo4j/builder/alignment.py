@@ -20,6 +20,7 @@ Resolution against other documents and the graph comes after, in
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -46,7 +47,15 @@ from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValu
 from kag_neo4j.builder.structured_alignment import align_structured, has_typed_records
 from kag_neo4j.builder.type_resolution import GENERIC_TYPES, TypeInfo, TypeResolver, relationship_type
 from kag_neo4j.errors import InvalidIdentifierError
-from kag_neo4j.schema.constraints import ConstraintViolation, Where, check_properties, check_value, missing_required, required
+from kag_neo4j.schema.constraints import (
+    ConstraintViolation,
+    Where,
+    check_properties,
+    check_value,
+    missing_required,
+    required,
+    second_value,
+)
 from kag_neo4j.schema.models import ResolvedSchema, ResolvedType
 from kag_neo4j.store.identifiers import check_identifier
 
@@ -246,10 +255,12 @@ class Aligner:
         alias_of = {(r.chunk_id, name_key(a)): entity_id_ for entity_id_, members in groups.items()
                     for r in members for a in r.aliases}
         events_here: dict[tuple[str, str], str] = {}
+        values = _ValueCounts()
         for extraction in extractions:
             if extraction.chunk_id in by_chunk:
                 self._align_events(aligned, extraction, node_of, alias_of, events_here, text_of, place)
-                self._align_relations(aligned, extraction, node_of, alias_of, events_here, place)
+                self._align_relations(aligned, extraction, node_of, alias_of, events_here, place, values)
+        values.settle(aligned, place)
         aligned.entity_records = len({(r.chunk_id, node_of[(r.chunk_id, r.key)]) for r in all_records})
         if not document.records:  # a structured record's NotNull columns are checked by its reader
             self._check_required(aligned, groups, place)
@@ -407,7 +418,10 @@ class Aligner:
     def _align_relations(
         self, aligned: AlignedDocument, extraction: ChunkExtraction, node_of: dict[tuple[str, str], str],
         alias_of: dict[tuple[str, str], str], events_here: dict[tuple[str, str], str], place: _Places,
+        values: _ValueCounts,
     ) -> None:
+        """The chunk's relations as typed facts, literal properties or open facts; what ``MultiValue``
+        allows is settled for the whole document by :class:`_ValueCounts`."""
         chunk_id = extraction.chunk_id
         for relation in extraction.relations:
             predicate = " ".join(relation.predicate.split())
@@ -431,8 +445,16 @@ class Aligner:
                 checked = check_value(prop, relation.object.strip(), type_name=subject_type.name, where=place(chunk_id))
                 if checked.violation is not None:
                     aligned.violations.append(checked.violation)
+                    continue
+                properties = aligned.entities[source[0]].properties
+                held = properties.get(literal)
+                if prop.constraints.multi_value:
+                    values.collect(source[0], literal, held, checked.value)
+                elif held is None or held == checked.value:
+                    properties[literal] = checked.value
                 else:
-                    aligned.entities[source[0]].properties.setdefault(literal, checked.value)
+                    aligned.violations.append(second_value(subject_type.name, literal, checked.value, held,
+                                                           where=place(chunk_id)))
                 continue
             if target is None or target == source:
                 continue
@@ -451,8 +473,64 @@ class Aligner:
                 aligned.violations.extend(broken)
             aligned.facts.append(FactEdge(source[0], target[0], chunk_id, predicate if rel_type is None else rel_type,
                                           rel_type, source[1], target[1], relation.confidence, properties))
+            if schema_relation is not None and rel_type is not None and extraction.mode != STRUCTURED and \
+                    not schema_relation.constraints.multi_value:
+                values.single_target(source[0], rel_type, schema_relation.source, schema_relation.name)
 
     def _schema_type_of(self, node: EntityNode) -> ResolvedType | None:
         """The most specific schema type among the node's labels."""
         found = [t for t in (self.types.by_label(label) for label in node.labels) if t is not None]
         return max(found, key=lambda t: (len(t.ancestors), t.name)) if found else None
+
+
+class _ValueCounts:
+    """What ``MultiValue`` allows, settled once per document (after every chunk's relations).
+
+    A schema relation without it keeps one target per subject: the one its chunks support with the
+    most confidence (summed over chunks; the first named on a tie); each fact naming another target
+    is a ``MultiValue`` violation at its chunk and is not written. A literal property with it
+    collects every distinct value, in order, written as a JSON list (as structured import writes
+    lists); without it the first value stays (checked where it is met).
+    """
+
+    def __init__(self) -> None:
+        #: (source id, relationship type) -> (owner type, relation name) of single-valued relations
+        self.relations: dict[tuple[str, str], tuple[str, str]] = {}
+        #: (node id, property) -> the distinct values of a MultiValue literal property
+        self.literals: dict[tuple[str, str], list[PropertyValue]] = {}
+
+    def single_target(self, source_id: str, rel_type: str, owner: str, relation: str) -> None:
+        self.relations.setdefault((source_id, rel_type), (owner, relation))
+
+    def collect(self, node_id: str, prop: str, held: PropertyValue | None, value: PropertyValue) -> None:
+        found = self.literals.setdefault((node_id, prop), [] if held is None else [held])
+        if value not in found:
+            found.append(value)
+
+    def settle(self, aligned: AlignedDocument, place: _Places) -> None:
+        for (node_id, prop), found in self.literals.items():
+            aligned.entities[node_id].properties[prop] = found[0] if len(found) == 1 else \
+                json.dumps(found, ensure_ascii=False)
+        support: dict[tuple[str, str], dict[str, float]] = {}
+        for fact in aligned.facts:
+            if fact.rel_type is not None and (fact.source_id, fact.rel_type) in self.relations:
+                targets = support.setdefault((fact.source_id, fact.rel_type), {})
+                targets[fact.target_id] = targets.get(fact.target_id, 0.0) + fact.confidence
+        kept = {key: max(targets, key=targets.__getitem__) for key, targets in support.items() if len(targets) > 1}
+        if not kept:
+            return
+
+        def name_of(node_id: str) -> str:
+            node = aligned.entities.get(node_id) or aligned.events.get(node_id)
+            return node.name if node is not None else node_id
+
+        facts: list[FactEdge] = []
+        for fact in aligned.facts:
+            key = (fact.source_id, fact.rel_type or "")
+            if key in kept and fact.target_id != kept[key]:
+                owner, relation = self.relations[key]
+                aligned.violations.append(second_value(owner, relation, name_of(fact.target_id), name_of(kept[key]),
+                                                       where=place(fact.chunk_id), what="target"))
+            else:
+                facts.append(fact)
+        aligned.facts = facts

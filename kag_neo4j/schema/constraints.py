@@ -38,7 +38,7 @@ from kag_neo4j.schema.models import ResolvedProperty, ResolvedRelation, Resolved
 from kag_neo4j.schema.value_types import STANDARD_TYPES, ValueTypeMismatch, typed, value_text
 
 __all__ = ["STANDARD_TYPES", "Checked", "ConstraintViolation", "Where", "check_properties", "check_targets",
-           "check_value", "missing_required", "required", "value_text"]
+           "check_value", "missing_required", "required", "second_value", "value_text"]
 
 ConstraintKind = Literal["ValueType", "NotNull", "Enum", "Regular", "MultiValue"]
 Scalar = str | int | float | bool
@@ -202,3 +202,12 @@ def check_targets(
     return ConstraintViolation(where=where, type_name=owner, property=predicate, constraint="MultiValue",
                                value=_shown(", ".join(targets)),
                                expected="one target; the predicate is not MultiValue")
+
+
+def second_value(owner: str, name: str, value: Any, kept: Any, *, where: Where,
+                 what: Literal["value", "target"] = "value") -> ConstraintViolation:
+    """A second, different value (or target) of a property (or relation) without ``MultiValue``:
+    ``kept`` stays, ``value`` is not written."""
+    return ConstraintViolation(where=where, type_name=owner, property=name, constraint="MultiValue",
+                               value=_shown(value),
+                               expected=f"one {what}; {name} is not MultiValue (kept {_shown(kept)!r})")

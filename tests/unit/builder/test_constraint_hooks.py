@@ -117,3 +117,64 @@ def test_edge_rows_are_checked_against_the_relation() -> None:
     (violation,) = extraction.violations
     assert (violation.type_name, violation.property, violation.constraint, violation.where.row) == \
         ("Account.transfer", "channel", "Enum", 1)
+
+
+def _two_chunks() -> tuple[SourceDocument, list[ChunkRecord]]:
+    doc = SourceDocument(id="d", title="d", source="notes.md", text="…", sha256="3")
+    chunks = [ChunkRecord(id=f"d#0#{i}", document_id="d", text=f"part {i}", position=i, paragraph=0, index=i)
+              for i in (0, 1)]
+    return doc, chunks
+
+
+def _customer(name: str) -> ExtractedEntity:
+    return ExtractedEntity(name=name, type="Customer", properties={"tier": "gold"})
+
+
+def _refers(subject: str, target: str, confidence: float) -> ExtractedRelation:
+    return ExtractedRelation(subject=subject, predicate="referredBy", object=target, subject_type="Customer",
+                             object_type="Customer", confidence=confidence)
+
+
+def test_a_text_relation_without_multi_value_keeps_its_best_supported_target() -> None:
+    """Dave is referred by Fay in one chunk and by Gus in two: ``referredBy`` is not MultiValue, so
+    Gus (more support) stays, the Fay fact is a violation at its chunk and is not written."""
+    first = ChunkExtraction(chunk_id="d#0#0", entities=[_customer("Dave"), _customer("Fay"), _customer("Gus")],
+                            relations=[_refers("Dave", "Fay", 0.9), _refers("Dave", "Gus", 0.6)])
+    second = ChunkExtraction(chunk_id="d#0#1", entities=[_customer("Dave"), _customer("Gus")],
+                             relations=[_refers("Dave", "Gus", 0.6)])
+    doc, chunks = _two_chunks()
+    aligned = Aligner(SCHEMA).align_document(doc, chunks, [first, second])
+    typed = sorted((f.source_id, f.target_id, f.chunk_id) for f in aligned.facts if f.rel_type is not None)
+    assert typed == [("Customer:dave", "Customer:gus", "d#0#0"), ("Customer:dave", "Customer:gus", "d#0#1")]
+    (violation,) = aligned.violations
+    assert (str(violation.where), violation.type_name, violation.property, violation.constraint, violation.value) == \
+        ("notes.md, chunk d#0#0", "Customer", "referredBy", "MultiValue", "Fay")
+    assert "Gus" in violation.message
+
+
+def test_a_multi_value_text_relation_keeps_every_target() -> None:
+    extraction = ChunkExtraction(chunk_id="d#0#0", entities=[_customer("Dave")], relations=[
+        ExtractedRelation(subject="Dave", predicate="owns", object=name, subject_type="Customer", object_type="Account")
+        for name in ("Ledger", "Vault")])
+    doc, chunks = _two_chunks()
+    aligned = Aligner(SCHEMA).align_document(doc, chunks[:1], [extraction])
+    assert sorted(f.target_id for f in aligned.facts if f.rel_type is not None) == ["Account:ledger", "Account:vault"]
+    assert aligned.violations == []
+
+
+def test_literal_values_from_text_relations_need_multi_value_to_be_several() -> None:
+    """``tags`` is MultiValue: both values are kept, as a JSON list. ``age`` is not: the first value stays
+    and the second, different one is reported; repeating the same value is no violation."""
+    first = ChunkExtraction(chunk_id="d#0#0", entities=[_customer("Dave")], relations=[
+        ExtractedRelation(subject="Dave", predicate="tags", object="vip", subject_type="Customer"),
+        ExtractedRelation(subject="Dave", predicate="age", object="41", subject_type="Customer")])
+    second = ChunkExtraction(chunk_id="d#0#1", entities=[_customer("Dave")], relations=[
+        ExtractedRelation(subject="Dave", predicate="tags", object="new", subject_type="Customer"),
+        ExtractedRelation(subject="Dave", predicate="age", object="41", subject_type="Customer"),
+        ExtractedRelation(subject="Dave", predicate="age", object="42", subject_type="Customer")])
+    doc, chunks = _two_chunks()
+    aligned = Aligner(SCHEMA).align_document(doc, chunks, [first, second])
+    properties = aligned.entities["Customer:dave"].properties
+    assert properties["tags"] == '["vip", "new"]' and properties["age"] == 41  # a list as JSON, as structured import writes it
+    assert [(str(v.where), v.property, v.constraint, v.value) for v in aligned.violations] == [
+        ("notes.md, chunk d#0#1", "age", "MultiValue", "42")]
