@@ -474,7 +474,7 @@ class Aligner:
             aligned.facts.append(FactEdge(source[0], target[0], chunk_id, predicate if rel_type is None else rel_type,
                                           rel_type, source[1], target[1], relation.confidence, properties))
             if schema_relation is not None and rel_type is not None and extraction.mode != STRUCTURED and \
-                    not schema_relation.constraints.multi_value:
+                    schema_relation.declared_in == "properties" and not schema_relation.constraints.multi_value:
                 values.single_target(source[0], rel_type, schema_relation.source, schema_relation.name)
 
     def _schema_type_of(self, node: EntityNode) -> ResolvedType | None:
@@ -486,7 +486,9 @@ class Aligner:
 class _ValueCounts:
     """What ``MultiValue`` allows, settled once per document (after every chunk's relations).
 
-    A schema relation without it keeps one target per subject: the one its chunks support with the
+    A class-valued *property* without it (``properties:`` ``referredBy: Customer``; a predicate under
+    ``relations:`` relates a subject to any number of objects, as in KAG) keeps one target per
+    subject: the one its chunks support with the
     most confidence (summed over chunks; the first named on a tie); each fact naming another target
     is a ``MultiValue`` violation at its chunk and is not written. A literal property with it
     collects every distinct value, in order, written as a JSON list (as structured import writes

@@ -178,3 +178,14 @@ def test_literal_values_from_text_relations_need_multi_value_to_be_several() -> 
     assert properties["tags"] == '["vip", "new"]' and properties["age"] == 41  # a list as JSON, as structured import writes it
     assert [(str(v.where), v.property, v.constraint, v.value) for v in aligned.violations] == [
         ("notes.md, chunk d#0#1", "age", "MultiValue", "42")]
+
+
+def test_a_predicate_under_relations_relates_a_subject_to_any_number_of_objects() -> None:
+    """``Account.transfer`` is declared under ``relations:``: several targets without MultiValue, as in KAG."""
+    extraction = ChunkExtraction(chunk_id="d#0#0", relations=[
+        ExtractedRelation(subject="One", predicate="transfer", object=name, subject_type="Account", object_type="Account")
+        for name in ("Two", "Three")])
+    doc, chunks = _two_chunks()
+    aligned = Aligner(SCHEMA).align_document(doc, chunks[:1], [extraction])
+    assert sorted(f.target_id for f in aligned.facts if f.rel_type is not None) == ["Account:three", "Account:two"]
+    assert aligned.violations == []
