@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kag_neo4j.builder.alignment import Aligner
 from kag_neo4j.builder.extract import RecordIndex, schema_view, structured_extract
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedEntity, ExtractedRelation, SourceDocument
@@ -152,13 +154,19 @@ def test_a_text_relation_without_multi_value_keeps_its_best_supported_target() -
     assert "Gus" in violation.message
 
 
-def test_a_multi_value_text_relation_keeps_every_target() -> None:
-    extraction = ChunkExtraction(chunk_id="d#0#0", entities=[_customer("Dave")], relations=[
-        ExtractedRelation(subject="Dave", predicate="owns", object=name, subject_type="Customer", object_type="Account")
-        for name in ("Ledger", "Vault")])
+@pytest.mark.parametrize(("subject", "subject_type", "predicate", "object_type", "targets"), [
+    ("Dave", "Customer", "owns", "Account", ("Ledger", "Vault")),  # a property declared MultiValue
+    ("One", "Account", "transfer", "Account", ("Two", "Three")),  # under relations: any number, as in KAG
+])
+def test_several_targets_are_kept_for_multi_value_properties_and_relations(
+        subject: str, subject_type: str, predicate: str, object_type: str, targets: tuple[str, ...]) -> None:
+    extraction = ChunkExtraction(chunk_id="d#0#0", relations=[
+        ExtractedRelation(subject=subject, predicate=predicate, object=name, subject_type=subject_type,
+                          object_type=object_type) for name in targets])
     doc, chunks = _two_chunks()
     aligned = Aligner(SCHEMA).align_document(doc, chunks[:1], [extraction])
-    assert sorted(f.target_id for f in aligned.facts if f.rel_type is not None) == ["Account:ledger", "Account:vault"]
+    assert sorted(f.target_id for f in aligned.facts if f.rel_type is not None) == \
+        sorted(f"{object_type}:{name.lower()}" for name in targets)
     assert aligned.violations == []
 
 
@@ -175,17 +183,8 @@ def test_literal_values_from_text_relations_need_multi_value_to_be_several() -> 
     doc, chunks = _two_chunks()
     aligned = Aligner(SCHEMA).align_document(doc, chunks, [first, second])
     properties = aligned.entities["Customer:dave"].properties
-    assert properties["tags"] == '["vip", "new"]' and properties["age"] == 41  # a list as JSON, as structured import writes it
+    assert properties["tags"] == '["vip", "new"]'  # a list as JSON, as structured import writes it
+    assert properties["age"] == 41
     assert [(str(v.where), v.property, v.constraint, v.value) for v in aligned.violations] == [
         ("notes.md, chunk d#0#1", "age", "MultiValue", "42")]
 
-
-def test_a_predicate_under_relations_relates_a_subject_to_any_number_of_objects() -> None:
-    """``Account.transfer`` is declared under ``relations:``: several targets without MultiValue, as in KAG."""
-    extraction = ChunkExtraction(chunk_id="d#0#0", relations=[
-        ExtractedRelation(subject="One", predicate="transfer", object=name, subject_type="Account", object_type="Account")
-        for name in ("Two", "Three")])
-    doc, chunks = _two_chunks()
-    aligned = Aligner(SCHEMA).align_document(doc, chunks[:1], [extraction])
-    assert sorted(f.target_id for f in aligned.facts if f.rel_type is not None) == ["Account:three", "Account:two"]
-    assert aligned.violations == []
