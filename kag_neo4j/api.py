@@ -70,19 +70,23 @@ class KAG:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings | None = None, *, config: SolverConfig | None = None,
+        cls, settings: Settings | None = None, *, kb: str | None = None, config: SolverConfig | None = None,
         ranked_lists: Sequence[RankedList] = (),
     ) -> KAG:
-        """Connect with ``settings`` (default: environment and kag.toml) and build its models.
+        """Connect with ``settings`` (default: environment and kag.toml) and build its models;
+        ``kb`` names the knowledge base to work in (default: the settings', ``KAG_KB``).
 
         The models load on first use. Raises :class:`~kag_neo4j.errors.IndexDimensionError`
         when the graph's vectors do not match the configured embedder.
         """
         from kag_neo4j.config import load_settings
         from kag_neo4j.models import build_embedder, build_llm, embedder_dimension
+        from kag_neo4j.store.knowledge_base import check_kb_name
         from kag_neo4j.store.migrations import check_vector_dimensions
 
         settings = settings or load_settings()
+        if kb is not None:
+            settings = settings.model_copy(update={"kb": check_kb_name(kb)})
         db = Database.connect(settings)
         try:
             check_vector_dimensions(db, embedder_dimension(settings))

@@ -7,9 +7,11 @@ chunks, documents, entities and concepts, and the relationships between them.
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 from kag_neo4j.solver.trace import browser_query
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 from kag_neo4j.store.literals import cypher_string
 
 __all__ = ["PARAM_NAME", "browser_query", "cypher_string", "param_line", "style_sheet"]
@@ -23,6 +25,9 @@ def param_line(run_id: str) -> str:
     return f":param {PARAM_NAME} => {cypher_string(run_id)}"
 
 
-def style_sheet() -> str:
-    """The GraSS style sheet for trace graphs (drop it on Browser's style panel, see docs/solver.md)."""
-    return resources.files("kag_neo4j._resources").joinpath("trace.grass").read_text(encoding="utf-8")
+def style_sheet(kb: KnowledgeBase | None = None) -> str:
+    """The GraSS style sheet for trace graphs (drop it on Browser's style panel, see docs/solver.md), its
+    selectors naming the labels of the knowledge base ``kb`` (default: the default one)."""
+    sheet = resources.files("kag_neo4j._resources").joinpath("trace.grass").read_text(encoding="utf-8")
+    prefix = (kb or KnowledgeBase()).prefix
+    return re.sub(r"(?m)^node\.(?=\w)", f"node.{prefix}", sheet) if prefix else sheet

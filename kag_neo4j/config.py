@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     neo4j_database: str = Field(
         default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
     )
+    #: the knowledge base every command works in (KAG_KB, --kb; kag_neo4j.store.knowledge_base)
+    kb: str = "default"
     #: how long reads and transactional writes are retried on transient errors and lost connections
     neo4j_retry_seconds: float = Field(default=30.0, ge=0)
 
@@ -71,6 +73,10 @@ class Settings(BaseSettings):
     neo4j_version: str = "5.26.24"
     gds_version: str = "2.13.9"
     apoc_version: str = "5.26.19"
+    #: serve Neo4j Browser over HTTP from the local server (fetched once from Maven Central)
+    server_browser: bool = False
+    server_http_port: int = Field(default=7474, ge=1, le=65535)
+    browser_version: str = "5.24.0"
     java_home: Path | None = None
 
     # --- builder lease: one `kag-neo4j load` / `delete` at a time per database
@@ -111,6 +117,16 @@ class Settings(BaseSettings):
                 + ", ".join(f"{s}://" for s in _SUPPORTED_SCHEMES)
             )
         return value
+
+    @field_validator("kb")
+    @classmethod
+    def _check_kb(cls, value: str) -> str:
+        from kag_neo4j.store.knowledge_base import check_kb_name
+
+        try:
+            return check_kb_name(value)
+        except ConfigError as exc:
+            raise ValueError(f"KAG_KB: {exc}") from None
 
     @field_validator("embedder")
     @classmethod

@@ -1,4 +1,4 @@
 // Retract the edges of one type a rule derived before.
-MATCH ()-[__r:{{ rel_type }} {derived_by: $rule_id}]->()
+MATCH (:Entity|Event|Concept)-[__r:{{ rel_type }} {derived_by: $rule_id}]->()
 DELETE __r
 RETURN count(__r) AS retracted

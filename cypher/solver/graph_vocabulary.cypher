@@ -9,7 +9,7 @@ CALL () {
   RETURN collect(relationshipType) AS types
 }
 CALL () {
-  OPTIONAL MATCH ()-[r:RELATED]->()
+  OPTIONAL MATCH (:Entity|Event|Concept)-[r:RELATED]->()
   WITH r.predicate AS predicate, count(r) AS uses
   WHERE predicate IS NOT NULL
   ORDER BY uses DESC, predicate ASC

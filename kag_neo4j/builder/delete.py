@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from neo4j import ManagedTransaction
+from kag_neo4j.store.database import Transaction
 from pydantic import BaseModel, Field
 
 from kag_neo4j.builder.lease import builder_lease
@@ -75,7 +75,7 @@ class DeleteReport(BaseModel):
     rules: RefreshReport | None = None
 
 
-def _single(tx: ManagedTransaction, cypher: str, **params: Any) -> dict[str, Any]:
+def _single(tx: Transaction, cypher: str, **params: Any) -> dict[str, Any]:
     record = tx.run(cypher, params).single()
     return dict(record) if record is not None else {}
 
@@ -107,7 +107,7 @@ def restored_entities(contributions: list[dict[str, Any]], doc_id: str) -> list[
     return rows
 
 
-def delete_concept_table_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteReport:
+def delete_concept_table_in_tx(tx: Transaction, doc_id: str) -> DeleteReport:
     """Delete the concept table ``doc_id`` names inside an open write transaction (see the module
     docs); ``found`` is False when it names none."""
     table = _single(tx, query("builder/concept_table_find"), doc_id=doc_id)
@@ -123,7 +123,7 @@ def delete_concept_table_in_tx(tx: ManagedTransaction, doc_id: str) -> DeleteRep
     return report
 
 
-def delete_in_tx(tx: ManagedTransaction, doc_id: str, *, lease: Lease | None = None) -> DeleteReport:
+def delete_in_tx(tx: Transaction, doc_id: str, *, lease: Lease | None = None) -> DeleteReport:
     """Delete ``doc_id`` (a document, else a concept table) inside an open write transaction
     (see the module docs)."""
     if lease is not None:

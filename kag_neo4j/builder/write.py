@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from neo4j import ManagedTransaction
+from kag_neo4j.store.database import Transaction
 
 from kag_neo4j.builder.aligned_document import (
     CONCEPT,
@@ -393,17 +393,17 @@ def _schema_type(rel_type: str) -> str:
     return rel_type
 
 
-def _run(tx: ManagedTransaction, cypher: str, **params: Any) -> None:
+def _run(tx: Transaction, cypher: str, **params: Any) -> None:
     tx.run(cypher, params).consume()
 
 
-def mark_changed(tx: ManagedTransaction, reason: str) -> int:
+def mark_changed(tx: Transaction, reason: str) -> int:
     """Increment the graph version inside ``tx`` (the transaction that changes the graph) and return it."""
     record = tx.run(query("builder/bump_version"), {"reason": reason}).single()
     return int(record["version"]) if record is not None else 0
 
 
-def check_endpoints(tx: ManagedTransaction, wanted: dict[str, set[str]]) -> None:
+def check_endpoints(tx: Transaction, wanted: dict[str, set[str]]) -> None:
     """Raise :class:`BuilderError` when a node an edge row needs is not in the graph (``tx`` then
     rolls back: nothing of the slice is written)."""
     missing: dict[str, list[str]] = {}
@@ -422,7 +422,7 @@ def check_endpoints(tx: ManagedTransaction, wanted: dict[str, set[str]]) -> None
         )
 
 
-def write_rows(tx: ManagedTransaction, rows: SliceRows, *, lease: Lease | None = None, reason: str = "load") -> int:
+def write_rows(tx: Transaction, rows: SliceRows, *, lease: Lease | None = None, reason: str = "load") -> int:
     """Run every statement of one slice inside ``tx`` (order matters: nodes before the edges
     between them; chunks carry their ``MENTIONED_IN`` edges, so entities come first); returns the
     graph version the transaction set."""
@@ -548,7 +548,7 @@ class GraphWriter:
         for row in concepts:
             row["embedding"] = by_id.get(row["id"])
 
-        def work(tx: ManagedTransaction) -> int:
+        def work(tx: Transaction) -> int:
             if self.lease is not None:
                 self.lease.fence(tx)
             for start in range(0, len(concepts), 2000):

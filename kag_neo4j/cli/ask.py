@@ -187,15 +187,15 @@ def trace(
                           "kag-trace.grass) on Browser's window to colour and caption the path", highlight=False)
         typer.echo(param_line(run_id))
         typer.echo("")
-        typer.echo(browser_query().strip())
+        typer.echo(browser_query(db.kb).strip())
         typer.echo("")
-        typer.echo(style_sheet().strip())
+        typer.echo(style_sheet(db.kb).strip())
         return
     _print_trace(view)
     console.print("\n[bold]Draw the reasoning path in Neo4j Browser[/] (run both lines; "
                   "`--browser` adds a style sheet):")
     typer.echo(param_line(run_id))
-    typer.echo(browser_query().strip())
+    typer.echo(browser_query(db.kb).strip())
 
 
 @reports_errors

@@ -21,6 +21,7 @@ from kag_neo4j.rules.load import RuleSet, load_rules
 from kag_neo4j.rules.registry import apply_and_register, with_stored_schema
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 
 app = typer.Typer(
     help="KAG rules (Define … Structure/Constraint/Action) compiled to parameterized Cypher: "
@@ -110,15 +111,18 @@ def show_command(files: FilesArg, schema: SchemaOpt = None, as_json: JsonOpt = F
 
 @app.command("explain")
 @reports_errors
-def explain_command(file: Annotated[Path, typer.Argument(help="The rule file.", show_default=False)],
+def explain_command(ctx: typer.Context,
+                    file: Annotated[Path, typer.Argument(help="The rule file.", show_default=False)],
                     rule: Annotated[str, typer.Argument(help="A rule id, its head without the namespace "
                                                              "(Person-developed->App), or its number in `show`.",
                                                         show_default=False)],
                     schema: SchemaOpt = None, as_of: AsOfOpt = None) -> None:
-    """Print the Cypher of one rule (retract, then derive) with :param lines for Neo4j Browser."""
+    """Print the Cypher of one rule (retract, then derive) with :param lines for Neo4j Browser, as it
+    runs in the knowledge base of --kb / KAG_KB."""
+    kb = KnowledgeBase(settings_from(ctx).kb)
     rules = _rules([file], schema)
     if rule.startswith("query") and rule[5:].isdigit() and rules.queries:
         statement = compile_query(rules.queries[int(rule[5:]) - 1], rules)
-        typer.echo(statement.cypher + ";")
+        typer.echo(kb.rewrite(statement.cypher) + ";")
         return
-    typer.echo(explain(compile_rule(rules.get(rule), rules), parse_as_of(as_of)))
+    typer.echo(explain(compile_rule(rules.get(rule), rules), parse_as_of(as_of), kb))

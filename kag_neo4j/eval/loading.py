@@ -30,6 +30,7 @@ from kag_neo4j.eval.datasets import Corpus
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
+from kag_neo4j.store.kb_admin import empty_kb
 
 __all__ = ["MARKER_KEY", "BuildMode", "CorpusInventory", "LoadStatus", "clear_knowledge_base", "ensure_corpus_loaded",
            "inventory"]
@@ -68,10 +69,9 @@ def inventory(db: Database, corpus: Corpus) -> CorpusInventory:
 
 
 def clear_knowledge_base(db: Database) -> None:
-    """Delete every node but the migration records, and every GDS graph (``--replace``)."""
-    db.auto_commit(cypher.query("eval/clear_data"))
-    if db.capabilities.gds:  # a server without GDS has no projections
-        db.auto_commit(cypher.query("store/drop_gds_graphs"))
+    """Delete every node of the knowledge base but its migration records, and its GDS projections
+    (``--replace``); constraints and indexes stay."""
+    empty_kb(db, schema=False, keep=("KagMigration", "KagMigrationLock"))
 
 
 def _mismatch(marker: dict[str, Any] | None, corpus: Corpus, embedder: Embedder, mode: BuildMode) -> str | None:

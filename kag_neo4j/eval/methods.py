@@ -192,7 +192,7 @@ def _graphrag_vector(ctx: MethodContext) -> EvalMethod:
 
     _quiet_graphrag()
     retriever = VectorRetriever(
-        ctx.db.driver, "chunk_embedding", as_graphrag_embedder(ctx.embedder),
+        ctx.db.driver, ctx.db.kb.stored("chunk_embedding"), as_graphrag_embedder(ctx.embedder),
         return_properties=["id", "title", "text"], result_formatter=_graphrag_item, neo4j_database=ctx.db.database,
     )
 
@@ -212,7 +212,8 @@ def _graphrag_hybrid(ctx: MethodContext) -> EvalMethod:
 
     _quiet_graphrag()
     retriever = HybridRetriever(
-        ctx.db.driver, "chunk_embedding", "chunk_fulltext", as_graphrag_embedder(ctx.embedder),
+        ctx.db.driver, ctx.db.kb.stored("chunk_embedding"), ctx.db.kb.stored("chunk_fulltext"),
+        as_graphrag_embedder(ctx.embedder),
         return_properties=["id", "title", "text"], result_formatter=_graphrag_item, neo4j_database=ctx.db.database,
     )
 

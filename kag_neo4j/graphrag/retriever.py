@@ -13,7 +13,9 @@
   pipeline can generate from (or next to) them.
 
 Both take a ``neo4j.Driver`` plus ``neo4j_database`` (as neo4j-graphrag's retrievers do) or our
-:class:`~kag_neo4j.store.database.Database`, and our embedder or a neo4j-graphrag ``Embedder``.
+:class:`~kag_neo4j.store.database.Database`, and our embedder or a neo4j-graphrag ``Embedder``;
+``kb`` names the knowledge base to retrieve from (:mod:`kag_neo4j.store.knowledge_base`; default:
+the Database's, else ``default``).
 Like every neo4j-graphrag retriever, construction checks the Neo4j version and sets the
 driver's user agent to neo4j-graphrag's. Reads run in read transactions.
 """
@@ -44,16 +46,16 @@ Formatter = Callable[[neo4j.Record], RetrieverResultItem]
 AnyEmbedder = Embedder | GraphragEmbedderBase
 
 
-def _database(driver: neo4j.Driver | Database, neo4j_database: str | None) -> Database:
+def _database(driver: neo4j.Driver | Database, neo4j_database: str | None, kb: str | None) -> Database:
     if isinstance(driver, Database):
         if neo4j_database is not None and neo4j_database != driver.database:
             raise ValueError(
                 f"neo4j_database={neo4j_database!r} but the Database given is connected to {driver.database!r}; "
                 "pass one or the other"
             )
-        return driver
+        return driver if kb is None or kb == driver.kb.name else driver.in_kb(kb)
     if isinstance(driver, neo4j.Driver):
-        return Database.from_driver(driver, neo4j_database)
+        return Database.from_driver(driver, neo4j_database, kb=kb)
     raise TypeError(
         f"a retriever needs a neo4j.Driver (with neo4j_database) or a kag_neo4j Database, got {type(driver).__name__}"
     )
@@ -78,11 +80,12 @@ class KagHybridRetriever(Retriever):
         embedder: AnyEmbedder,
         *,
         neo4j_database: str | None = None,
+        kb: str | None = None,
         recipe: str = "hybrid",
         link_k: int = 1,
         result_formatter: Formatter | None = None,
     ) -> None:
-        self.db = _database(driver, neo4j_database)
+        self.db = _database(driver, neo4j_database, kb)
         super().__init__(self.db.driver, self.db.database)
         self.embedder = as_kag_embedder(embedder)
         self.recipe = recipe
@@ -132,13 +135,14 @@ class KagSolverRetriever(Retriever):
         llm: LLM | GraphragLLM,
         *,
         neo4j_database: str | None = None,
+        kb: str | None = None,
         config: SolverConfig | None = None,
         mode: Mode = "static",
         trace: bool = True,
         only_cited: bool = False,
         result_formatter: Formatter | None = None,
     ) -> None:
-        self.db = _database(driver, neo4j_database)
+        self.db = _database(driver, neo4j_database, kb)
         super().__init__(self.db.driver, self.db.database)
         model = llm.llm if isinstance(llm, GraphragLLM) else llm
         self.kag = KAG(self.db, model, as_kag_embedder(embedder), config=config)

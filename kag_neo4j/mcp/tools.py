@@ -158,7 +158,7 @@ def trace(kag: KAG, run_id: str) -> TraceResult:
     run = view.run
     return TraceResult(run_id=run_id, question=str(run.get("question", "")), answer=str(run.get("answer", "")),
                        cited_chunk_ids=view.cited, steps=steps, browser_param=param_line(run_id),
-                       browser_query=browser_query())
+                       browser_query=browser_query(kag.db.kb))
 
 
 def schema(kag: KAG) -> SchemaResult:

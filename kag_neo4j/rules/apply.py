@@ -23,7 +23,8 @@ from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet
 from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.models import ResolvedSchema
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction, in_kb
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 from kag_neo4j.store.literals import cypher_literal
 
 
@@ -73,7 +74,7 @@ def bind(statement: Statement, rule: CompiledRule, as_of: datetime) -> dict[str,
     return parameters
 
 
-def run_rules(tx: neo4j.ManagedTransaction, compiled: list[CompiledRule], instant: datetime,
+def run_rules(tx: Transaction, compiled: list[CompiledRule], instant: datetime,
               schema: ResolvedSchema | None) -> tuple[list[RuleResult], list[ConstraintViolation]]:
     """Retract then derive each rule of ``compiled`` (in that order) inside ``tx``; each derived
     property is held against ``schema``'s constraints right after its rule ran (the invalid
@@ -110,7 +111,7 @@ def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | 
 
     violations: list[ConstraintViolation] = []
 
-    def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
+    def work(tx: Transaction) -> list[RuleResult]:
         results, found = run_rules(tx, compiled, instant, rules.schema_)
         violations[:] = found  # a retried transaction starts over
         mark_changed(tx, "rules apply")  # derived facts change the graph (GDS projections are per version)
@@ -120,11 +121,12 @@ def apply_rules(db: Database, rules: RuleSet, *, as_of: str | date | datetime | 
     return ApplyResult(as_of=instant.isoformat(), rules=applied, violations=violations)
 
 
-def explain(rule: CompiledRule, as_of: datetime) -> str:
-    """The rule's statements, each preceded by its ``:param`` lines, ready for Neo4j Browser."""
+def explain(rule: CompiledRule, as_of: datetime, kb: KnowledgeBase | None = None) -> str:
+    """The rule's statements, each preceded by its ``:param`` lines, ready for Neo4j Browser, as they
+    run in the knowledge base ``kb`` (default: the default one)."""
     blocks = []
     for statement in rule.statements:
-        params = bind(statement, rule, as_of)
+        text, params = in_kb(kb or KnowledgeBase(), statement.cypher, bind(statement, rule, as_of))
         lines = [f"// {statement.purpose}"] + [f":param {key} => {cypher_literal(value)};" for key, value in params.items()]
-        blocks.append("\n".join(lines) + "\n" + statement.cypher + ";")
+        blocks.append("\n".join(lines) + "\n" + text + ";")
     return "\n\n".join(blocks)

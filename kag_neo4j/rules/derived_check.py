@@ -10,7 +10,7 @@ checked values, so no reader ever sees an invalid one. Each removal is a
 
 from __future__ import annotations
 
-import neo4j
+from kag_neo4j.store.database import Transaction
 
 from kag_neo4j.rules.compile import CompiledRule, RuleKind
 from kag_neo4j.rules.render import ident, render
@@ -37,7 +37,7 @@ def declared_property(rule: CompiledRule, schema: ResolvedSchema | None) -> tupl
     return None
 
 
-def check_derived(tx: neo4j.ManagedTransaction, rule: CompiledRule, schema: ResolvedSchema | None) -> list[ConstraintViolation]:
+def check_derived(tx: Transaction, rule: CompiledRule, schema: ResolvedSchema | None) -> list[ConstraintViolation]:
     """Check, in ``tx``, the values ``rule`` just derived; remove and return the invalid ones."""
     found = declared_property(rule, schema)
     if found is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from neo4j import ManagedTransaction
+from kag_neo4j.store.database import Transaction
 from pydantic import BaseModel, ConfigDict
 
 from kag_neo4j.store.cypher import query
@@ -44,7 +44,7 @@ def _flat(value: Any) -> Iterable[str]:
         yield value
 
 
-def document_footprint(tx: ManagedTransaction, doc_ids: list[str]) -> Footprint:
+def document_footprint(tx: Transaction, doc_ids: list[str]) -> Footprint:
     """What the stored documents ``doc_ids`` touch: the labels and keys of the nodes their chunks
     mention, the types and keys of the stored relationships around those nodes."""
     if not doc_ids:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 
-import neo4j
 from pydantic import BaseModel, Field
 
 from kag_neo4j.builder.write import mark_changed
@@ -33,7 +32,7 @@ from kag_neo4j.rules.registry import read_rule_sets, rule_set_of
 from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
 from kag_neo4j.store.lease import Lease
 
 log = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ def affected(compiled: list[CompiledRule], change: Footprint, schema: ResolvedSc
     return [rule for rule in compiled if rule.id in chosen]
 
 
-def _graph_version(tx: neo4j.ManagedTransaction) -> int:
+def _graph_version(tx: Transaction) -> int:
     record = tx.run(query("solver/graph_version")).single()
     return int(record["version"]) if record is not None else 0
 
@@ -113,7 +112,7 @@ def refresh_rules(db: Database, change: Footprint, *, since: int | None, lease: 
         report.skipped += len(compiled) - len(chosen)
         plan.append((chosen, rule_set.as_of, rules.schema_))
 
-    def work(tx: neo4j.ManagedTransaction) -> tuple[list[RuleResult], int]:
+    def work(tx: Transaction) -> tuple[list[RuleResult], int]:
         if lease is not None:
             lease.fence(tx)
         results: list[RuleResult] = []

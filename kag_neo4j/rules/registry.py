@@ -13,7 +13,6 @@ import hashlib
 from datetime import date, datetime
 from typing import Any
 
-import neo4j
 from pydantic import BaseModel
 
 from kag_neo4j.builder.write import mark_changed
@@ -25,7 +24,7 @@ from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.metagraph import read_schema
 from kag_neo4j.schema.models import ResolvedSchema
 from kag_neo4j.store.cypher import query
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
 from kag_neo4j.store.lease import Lease
 
 
@@ -51,7 +50,7 @@ def checksum(texts: tuple[str, ...] | list[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-def read_rule_sets(tx: neo4j.ManagedTransaction) -> list[StoredRuleSet]:
+def read_rule_sets(tx: Transaction) -> list[StoredRuleSet]:
     return [StoredRuleSet(**dict(record)) for record in tx.run(query("rules/ruleset_read"))]
 
 
@@ -100,7 +99,7 @@ def apply_and_register(db: Database, rules: RuleSet, *, as_of: str | date | date
     removed = _removed(db, previous, {rule.id for rule in compiled})
     violations: list[ConstraintViolation] = []
 
-    def work(tx: neo4j.ManagedTransaction) -> list[RuleResult]:
+    def work(tx: Transaction) -> list[RuleResult]:
         lease.fence(tx)
         for rule in removed:
             for statement in rule.retract:

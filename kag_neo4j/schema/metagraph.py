@@ -28,7 +28,7 @@ import hashlib
 import json
 from typing import Any
 
-from neo4j import ManagedTransaction
+from kag_neo4j.store.database import Transaction
 from pydantic import BaseModel, ConfigDict
 
 from kag_neo4j.schema.models import (
@@ -193,7 +193,7 @@ def write_metagraph(db: Database, rows: MetaRows) -> None:
     """Replace the stored meta-graph of ``rows``' namespace, in one write transaction."""
     namespace = rows.namespace["name"]
 
-    def work(tx: ManagedTransaction) -> None:
+    def work(tx: Transaction) -> None:
         tx.run(query("schema/metagraph_delete"), namespace=namespace).consume()
         tx.run(query("schema/metagraph_namespace"), row=rows.namespace).consume()
         tx.run(query("schema/metagraph_types"), namespace=namespace, rows=list(rows.types)).consume()

@@ -12,6 +12,7 @@ the reserved relationship types. Every derived name is checked with
 
 from __future__ import annotations
 
+from kag_neo4j.errors import InvalidIdentifierError
 from kag_neo4j.store.identifiers import check_identifier, is_reserved_label
 
 LABEL_PREFIX = "Spg"
@@ -21,6 +22,11 @@ VECTOR_SUFFIX = "_embedding"
 def label_for(type_name: str) -> str:
     """The Neo4j label of instances of ``type_name``."""
     check_identifier(type_name, what="type name")
+    if "__" in type_name:
+        raise InvalidIdentifierError(
+            f"type name {type_name!r} contains '__', which separates a knowledge base's name from its labels "
+            "(kag_neo4j.store.knowledge_base); rename the type without a double underscore"
+        )
     if is_reserved_label(type_name):
         return check_identifier(LABEL_PREFIX + type_name, what="type name")
     return type_name

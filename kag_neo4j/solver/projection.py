@@ -37,7 +37,9 @@ _lock = threading.Lock()
 
 
 def projection_prefix(runner: QueryRunner) -> str:
-    return f"kag_{runner.database}_v"
+    """``kag_<database>_v`` for the default knowledge base, ``kag_<database>__<kb>_v`` for another."""
+    kb = "" if runner.kb.is_default else f"__{runner.kb.name}"
+    return f"kag_{runner.database}{kb}_v"
 
 
 def graph_version(runner: QueryRunner) -> int:

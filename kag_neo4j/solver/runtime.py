@@ -25,7 +25,8 @@ from kag_neo4j.solver.memory import Memory
 from kag_neo4j.solver.results import QueryRecord, StepRecord
 from kag_neo4j.solver.retrieval import RankedList, RetrievalConfig
 from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Capabilities, Database
+from kag_neo4j.store.database import Capabilities, Database, in_kb
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 
 __all__ = ["Runtime", "SolverConfig", "StepRunner", "elide"]
 
@@ -98,6 +99,10 @@ class StepRunner:
         return self._db.database
 
     @property
+    def kb(self) -> KnowledgeBase:
+        return self._db.kb
+
+    @property
     def capabilities(self) -> Capabilities:
         return self._db.capabilities
 
@@ -113,9 +118,10 @@ class StepRunner:
             error = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise
         finally:
+            shown, shown_params = in_kb(self._db.kb, text, elide(params))  # as it ran, for Neo4j Browser
             self._record.queries.append(
                 QueryRecord(
-                    name=f"{folder}/{name}", cypher=text, params=elide(params), rows=len(rows),
+                    name=f"{folder}/{name}", cypher=shown, params=shown_params, rows=len(rows),
                     ms=round((time.perf_counter() - began) * 1000, 2), error=error,
                 )
             )

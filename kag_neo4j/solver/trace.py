@@ -21,7 +21,8 @@ import json
 import re
 from typing import Any
 
-from neo4j import ManagedTransaction
+from kag_neo4j.store.database import Transaction
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import KagError
@@ -155,7 +156,7 @@ def write_trace(db: Database, answer: Answer, run_id: str, *, model: str | None 
     cites = [{"id": c.chunk_id, "rank": rank} for rank, c in enumerate(answer.citations, start=1)]
     run = run_properties(answer, run_id, model)
 
-    def work(tx: ManagedTransaction) -> None:
+    def work(tx: Transaction) -> None:
         tx.run(cypher.query("solver/trace_run"), run=run).consume()
         if steps:
             tx.run(cypher.query("solver/trace_steps"), run_id=run_id, steps=steps).consume()
@@ -193,6 +194,7 @@ def latest_runs(db: Database, limit: int = 10) -> list[dict[str, Any]]:
     return db.read(cypher.query("solver/trace_latest"), limit=limit)
 
 
-def browser_query() -> str:
-    """The Cypher that draws a run's reasoning path in Neo4j Browser (parameter ``$run_id``)."""
-    return cypher.query("solver/trace_browser")
+def browser_query(kb: KnowledgeBase | None = None) -> str:
+    """The Cypher that draws a run's reasoning path in Neo4j Browser (parameter ``$run_id``), for the
+    knowledge base ``kb`` (default: the default one)."""
+    return (kb or KnowledgeBase()).rewrite(cypher.query("solver/trace_browser"))

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
@@ -52,6 +52,7 @@ from kag_neo4j.errors import (
 )
 from kag_neo4j.resources import ResourceFolder
 from kag_neo4j.store import cypher as cypher_files
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 
 #: driver errors that are retried (in transactions always, outside them when idempotent)
 RETRIED = (ServiceUnavailable, SessionExpired, TransientError)
@@ -83,6 +84,31 @@ NO_GDS_WARNING = (
     "neighbourhood (a few hops, the heaviest nodes kept at each) instead of over the whole graph; install GDS "
     "for exact PageRank"
 )
+
+
+class Transaction(Protocol):
+    """What work run by :meth:`Database.read_tx` / :meth:`Database.write_tx` may do: run queries
+    (written for the default knowledge base; they are scoped to the Database's KB)."""
+
+    def run(self, query: str, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result: ...
+
+
+class _ScopedTransaction:
+    """A driver transaction whose queries run in one knowledge base."""
+
+    def __init__(self, tx: ManagedTransaction, kb: KnowledgeBase) -> None:
+        self._tx = tx
+        self._kb = kb
+
+    def run(self, query: str, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result:
+        text, params = in_kb(self._kb, query, {**(parameters or {}), **kwparameters})
+        return self._tx.run(text, params)
+
+
+def in_kb(kb: KnowledgeBase, query: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``query`` and ``params`` as they run in ``kb`` (see :mod:`kag_neo4j.store.knowledge_base`)."""
+    text = kb.rewrite(query)
+    return text, ({**params, "kb_prefix": kb.prefix} if "$kb_prefix" in text else params)
 
 
 @dataclass(frozen=True)
@@ -159,8 +185,12 @@ def translate(exc: BaseException, connection: Connection, *, retried: bool = Tru
 class Database:
     """A driver plus the database name; use as a context manager or call :meth:`close`."""
 
-    def __init__(self, connection: Connection, *, driver: neo4j.Driver | None = None) -> None:
+    def __init__(
+        self, connection: Connection, *, driver: neo4j.Driver | None = None, kb: KnowledgeBase | None = None
+    ) -> None:
         self.connection = connection
+        #: the knowledge base every query runs in (:mod:`kag_neo4j.store.knowledge_base`)
+        self.kb = kb or KnowledgeBase()
         #: a driver handed in (:meth:`from_driver`) belongs to its caller: ``close`` leaves it open
         self._owns_driver = driver is None
         self._driver = driver if driver is not None else GraphDatabase.driver(
@@ -172,7 +202,8 @@ class Database:
 
     @classmethod
     def from_driver(
-        cls, driver: neo4j.Driver, database: str | None = None, *, uri: str | None = None, retry_seconds: float = 30.0
+        cls, driver: neo4j.Driver, database: str | None = None, *, uri: str | None = None, retry_seconds: float = 30.0,
+        kb: str | None = None,
     ) -> Database:
         """A Database over an application's own ``neo4j.Driver`` (which :meth:`close` leaves open).
 
@@ -189,11 +220,11 @@ class Database:
         if database is None:
             records, _, _ = driver.execute_query(cypher_files.query("store/home_database"), routing_=neo4j.RoutingControl.READ)
             database = str(records[0]["name"])
-        return cls(Connection(uri, database, None, retry_seconds), driver=driver)
+        return cls(Connection(uri, database, None, retry_seconds), driver=driver, kb=KnowledgeBase(kb) if kb else None)
 
     @classmethod
     def connect(cls, settings: Settings, *, verify: bool = True) -> Database:
-        db = cls(connection_for(settings))
+        db = cls(connection_for(settings), kb=KnowledgeBase(settings.kb))
         if verify:
             db.verify()
         return db
@@ -256,10 +287,18 @@ class Database:
                 raise
             raise error from exc
 
+    def in_kb(self, kb: str) -> Database:
+        """This connection, with its queries run in the knowledge base ``kb`` (the driver is shared:
+        close the Database it came from, not this one)."""
+        view = Database(self.connection, driver=self._driver, kb=KnowledgeBase(kb))
+        view._capabilities = self._capabilities
+        return view
+
     def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
         """Run one query in a read transaction and return its records as dicts."""
+        text, scoped = in_kb(self.kb, cypher, params)
         with self.session() as session:
-            return session.execute_read(lambda tx: tx.run(cypher, params).data())
+            return session.execute_read(lambda tx: tx.run(text, scoped).data())
 
     def query(self, name: str, folder: ResourceFolder = "cypher", /, **params: Any) -> list[dict[str, Any]]:
         """Run ``<folder>/<name>.cypher`` in a read transaction (the untraced
@@ -268,16 +307,17 @@ class Database:
 
     def write(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
         """Run one query in a write transaction and return its records as dicts."""
+        text, scoped = in_kb(self.kb, cypher, params)
         with self.session() as session:
-            return session.execute_write(lambda tx: tx.run(cypher, params).data())
+            return session.execute_write(lambda tx: tx.run(text, scoped).data())
 
-    def read_tx(self, work: Callable[[ManagedTransaction], T]) -> T:
+    def read_tx(self, work: Callable[[Transaction], T]) -> T:
         with self.session() as session:
-            return session.execute_read(work)
+            return session.execute_read(lambda tx: work(_ScopedTransaction(tx, self.kb)))
 
-    def write_tx(self, work: Callable[[ManagedTransaction], T]) -> T:
+    def write_tx(self, work: Callable[[Transaction], T]) -> T:
         with self.session() as session:
-            return session.execute_write(work)
+            return session.execute_write(lambda tx: work(_ScopedTransaction(tx, self.kb)))
 
     def auto_commit(self, cypher: str, *, retries: int = 0, **params: Any) -> list[dict[str, Any]]:
         """Run a statement outside an explicit transaction (schema DDL, CALL {} IN TRANSACTIONS).
@@ -286,12 +326,13 @@ class Database:
         ``retry_seconds``); use it only for idempotent statements. Without retries a failure is
         raised at once, as a :class:`~kag_neo4j.errors.KagError`.
         """
+        text, scoped = in_kb(self.kb, cypher, params)
         began = time.monotonic()
         attempt = 0
         while True:
             try:
                 with self._driver.session(database=self.database) as session:
-                    return session.run(cypher, params).data()
+                    return session.run(text, scoped).data()
             except RETRIED as exc:
                 attempt += 1
                 out_of_time = time.monotonic() - began + 0.2 * attempt > self.connection.retry_seconds

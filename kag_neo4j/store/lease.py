@@ -24,7 +24,7 @@ import time
 import uuid
 from types import TracebackType
 
-from neo4j import ManagedTransaction
+from kag_neo4j.store.database import Transaction
 
 from kag_neo4j.errors import LeaseError, LeaseLostError
 from kag_neo4j.store import cypher
@@ -100,7 +100,7 @@ class Lease:
             except Exception as exc:  # noqa: BLE001 - a failed renewal is retried; fence() decides
                 log.warning("could not renew the %r lease: %s", self.name, exc)
 
-    def fence(self, tx: ManagedTransaction) -> None:
+    def fence(self, tx: Transaction) -> None:
         """Renew the lease inside ``tx``; raise :class:`LeaseLostError` (the caller's transaction
         then rolls back) when this process no longer holds it."""
         if tx.run(cypher.query("store/renew_lock"), self._params()).single() is None:

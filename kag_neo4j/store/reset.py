@@ -12,7 +12,7 @@ from __future__ import annotations
 from kag_neo4j.errors import UnsafeResetError
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
-from kag_neo4j.store.identifiers import check_existing_name
+from kag_neo4j.store.kb_admin import empty_kb, kb_names
 
 #: the label of the node that marks a database as disposable
 TEST_MARKER = "KagTestDatabase"
@@ -36,7 +36,8 @@ def claim_database(db: Database, *, reason: str, allow_data: bool = False) -> No
 
 
 def reset_database(db: Database) -> None:
-    """Delete every node and relationship, drop every constraint, index and GDS graph.
+    """Delete every node and relationship, drop every constraint, index and GDS graph (of every
+    knowledge base).
 
     Raises :class:`UnsafeResetError` unless the database carries the test marker, which
     survives the reset.
@@ -47,10 +48,9 @@ def reset_database(db: Database) -> None:
             f"(:{TEST_MARKER}) marker, so it may be someone's data. Tests and benchmarks claim an empty "
             "database first (kag_neo4j.store.reset.claim_database)"
         )
-    db.auto_commit(cypher.query("store/delete_all"))
-    for row in db.read(cypher.query("store/list_constraints")):
-        db.auto_commit(cypher.render("store/drop_constraint", name=check_existing_name(row["name"])))
-    for row in db.read(cypher.query("store/list_indexes")):
-        db.auto_commit(cypher.render("store/drop_index", name=check_existing_name(row["name"])))
+    knowledge_bases = kb_names(db)  # before the nodes that name some of them go
+    db.auto_commit(cypher.query("store/delete_all"))  # every knowledge base's
+    for name in knowledge_bases:
+        empty_kb(db.in_kb(name), data=False)
     if db.capabilities.gds:  # a server without GDS has no projections
         db.auto_commit(cypher.query("store/drop_gds_graphs"))

@@ -21,6 +21,7 @@ from kag_neo4j.resources import ResourceFolder
 
 if TYPE_CHECKING:
     from kag_neo4j.store.database import Capabilities
+    from kag_neo4j.store.knowledge_base import KnowledgeBase
 
 __all__ = ["QueryRunner"]
 
@@ -31,6 +32,11 @@ class QueryRunner(Protocol):
     @property
     def database(self) -> str:
         """The Neo4j database the queries run in (GDS projections are named after it)."""
+        ...
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        """The knowledge base the queries run in (its GDS projections are named after it too)."""
         ...
 
     @property

@@ -63,7 +63,7 @@ def snapshot(db: Database) -> dict[str, Any]:
         "labels(e) AS labels, e.embedding IS NOT NULL AS has_vector"
     )
     facts = db.read(
-        "MATCH (a)-[r]->(b) WHERE r.chunk_ids IS NOT NULL "
+        "MATCH (a:Entity|Event|Concept)-[r]->(b) WHERE r.chunk_ids IS NOT NULL "
         "RETURN a.id AS source, type(r) AS type, r.predicate AS predicate, b.id AS target, "
         "r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids"
     )

@@ -128,6 +128,10 @@ class _Recording:
         return self.db.database
 
     @property
+    def kb(self):  # noqa: ANN201 - the Database's
+        return self.db.kb
+
+    @property
     def capabilities(self):  # noqa: ANN201 - the Database's
         return self.db.capabilities
 

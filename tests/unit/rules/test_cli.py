@@ -35,6 +35,14 @@ def test_explain_prints_browser_params_and_cypher() -> None:
     assert "MATCH (`s`:`Company`)-[`f`:`fundTrans`]->(`c`:`Company`)" in out
 
 
+def test_explain_prints_the_cypher_of_the_knowledge_base_it_runs_in() -> None:
+    schema = str(FIXTURES / "schemas" / "SupplyChain.schema")
+    result = CliRunner().invoke(app, ["--kb", "supply", "rules", "explain", schema, "Company-fundTrans1Month->Float",
+                                      "--as-of", "2023-09-30"])
+    assert result.exit_code == 0, result.output
+    assert "MATCH (`s`:`supply__Company`)-[`f`:`fundTrans`]->(`c`:`supply__Company`)" in result.stdout.splitlines()
+
+
 def test_explain_names_the_rules_when_one_is_unknown() -> None:
     result = CliRunner().invoke(app, ["rules", "explain", RISK[0], "Person-owns->App"])
     assert result.exit_code == 1

@@ -50,7 +50,8 @@ def test_relation_with_group_count() -> None:
     assert rule.derive.parameters["rule_id"] == "RiskMining:Person-developed->App"
     assert len(rule.derive.parameters["rule_version"]) == 16
     (retract,) = rule.retract
-    assert retract.cypher.splitlines()[0] == "MATCH ()-[__r:`developed` {derived_by: $rule_id}]->()"
+    assert retract.cypher.splitlines()[0] == (
+        "MATCH (:Entity|Event|Concept)-[__r:`developed` {derived_by: $rule_id}]->()")
 
 
 def test_untyped_edge_and_incoming_direction() -> None:
@@ -137,7 +138,8 @@ def test_concat_and_actions_with_schema() -> None:
     params = rule.derive.parameters
     assert params["p2"] == "成本上升事件" and params["p4"] == "上涨" and params["p5"] == "成本"
     assert [s.cypher.splitlines()[0] for s in rule.retract] == [
-        "MATCH (__n:`Event` {derived_by: $rule_id})", "MATCH ()-[__r:`leadTo` {derived_by: $rule_id}]->()"]
+        "MATCH (__n:`Event` {derived_by: $rule_id})",
+        "MATCH (:Entity|Event|Concept)-[__r:`leadTo` {derived_by: $rule_id}]->()"]
 
 
 def test_actions_without_schema_keep_values_as_properties() -> None:
