@@ -22,17 +22,26 @@ def start(
     gds: bool = typer.Option(True, "--gds/--no-gds", help=(
         "Load the GDS plugin; --no-gds starts a Neo4j with APOC only, like Aura Free or a plain server "
         "(Personalized PageRank then runs in plain Cypher). Same as KAG_SERVER_GDS=false.")),
+    browser: bool = typer.Option(False, "--browser", help=(
+        "Also serve Neo4j Browser over HTTP on 127.0.0.1 (port 7474 or the next free one; fetched once from "
+        "Maven Central) to open reasoning paths (`kag-neo4j trace RUN --browser`). Same as KAG_SERVER_BROWSER=true.")),
 ) -> None:
     """Provision (first time, from Maven Central) and start the local server; wait until it answers."""
     settings = settings_from(ctx)
     if not gds:
         settings = settings.model_copy(update={"server_gds": False})
+    if browser:
+        settings = settings.model_copy(update={"server_browser": True})
     if settings.neo4j_uri:
         console.print(f"NEO4J_URI is set ({settings.neo4j_uri}): kag-neo4j uses that Neo4j, no local server needed.")
         return
     current = local_server.status(settings)
     if current.running and current.state:
         console.print(f"already running on [bold]{current.state.uri}[/] (pid {current.state.pid})")
+        if settings.server_browser and current.state.browser_url is None:
+            console.print("[yellow]without Neo4j Browser: stop it (`kag-neo4j server stop`) and start it again "
+                          "with --browser[/]")
+        _print_browser(current.state)
         _print_auth(settings)
         return
     if current.state is not None:
@@ -60,7 +69,13 @@ def start(
         f"Neo4j {versions['neo4j']} with {plugins} and APOC {versions['apoc']} running on "
         f"[bold]{state.uri}[/] (pid {state.pid}) in {time.monotonic() - began:.1f} s"
     )
+    _print_browser(state)
     _print_auth(settings)
+
+
+def _print_browser(state: local_server.ServerState) -> None:
+    if state.browser_url is not None:  # plain echo: a wrapped URL cannot be clicked or copied
+        typer.echo(f"Neo4j Browser: {state.browser_url}")
 
 
 def _print_auth(settings: Settings) -> None:
@@ -92,6 +107,7 @@ def status(ctx: typer.Context) -> None:
         versions = local_server.check_plugins(current.state.uri, auth, gds=local_server.has_gds(current.state))
         plugins = f"GDS {versions['gds']}" if versions["gds"] else "no GDS"
         console.print(f"Neo4j {versions['neo4j']}, {plugins}, APOC {versions['apoc']}; data in {current.state.instance}")
+        _print_browser(current.state)
         _print_auth(settings)
     else:
         raise typer.Exit(3)

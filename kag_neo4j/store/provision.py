@@ -103,22 +103,28 @@ def _copy_dependencies(
         "dependency:copy-dependencies", "-DincludeScope=runtime", "-Dmdep.prependGroupId=true",
         f"-DoutputDirectory={out}", group_filter,
     ]
+    _run_maven(
+        command, f"the Neo4j runtime (Neo4j {pom.parent.name})", "KAG_NEO4J_VERSION, KAG_GDS_VERSION, KAG_APOC_VERSION",
+        on_download,
+    )
+
+
+def _run_maven(command: list[str], what: str, versions: str, on_download: Callable[[str], None] | None) -> None:
+    """Run Maven, reporting each downloaded artifact; a failure names ``what`` and the settings to check."""
     tail: list[str] = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             tail = (tail + [line.rstrip()])[-40:]
             match = _DOWNLOADED.search(line)
-            if match:
+            if match and on_download is not None:
                 on_download(match.group(1).rsplit("/", 1)[-1])
         code = proc.wait()
     if code != 0:
         errors = [line for line in tail if "[ERROR]" in line] or tail
         raise ServerError(
-            "Maven could not fetch the Neo4j runtime "
-            f"(Neo4j {pom.parent.name}); its output ends with:\n" + "\n".join(errors[-12:])
-            + "\nCheck that Maven Central is reachable and the versions exist "
-            "(KAG_NEO4J_VERSION, KAG_GDS_VERSION, KAG_APOC_VERSION)."
+            f"Maven could not fetch {what}; its output ends with:\n" + "\n".join(errors[-12:])
+            + f"\nCheck that Maven Central is reachable and the versions exist ({versions})."
         )
 
 
@@ -169,6 +175,38 @@ def _provision(settings: Settings, runtime: Runtime, on_download: Callable[[str]
     digest = hashlib.sha256("".join(sorted(p.name for p in runtime.lib.iterdir())).encode()).hexdigest()
     (root / _STAMP).write_text(json.dumps({"versions": _versions(settings), "lib_digest": digest}), encoding="utf-8")
     return runtime
+
+
+BROWSER_ARTIFACT = "org.neo4j.client:neo4j-browser"
+
+
+def browser_jar(settings: Settings) -> Path:
+    """Where Neo4j Browser's jar (its web application, served by the server's HTTP connector) is kept."""
+    return settings.home / "server" / f"neo4j-browser-{settings.browser_version}.jar"
+
+
+def provision_browser(settings: Settings, on_download: Callable[[str], None] | None = None) -> Path:
+    """Fetch Neo4j Browser's jar from Maven Central the first time it is asked for; return its path."""
+    jar = browser_jar(settings)
+    if jar.exists():
+        return jar
+    with exclusive(jar.parent / f".{jar.name}.lock"):
+        if jar.exists():
+            return jar
+        staging = jar.parent / f"{jar.name}.staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        repo = Path(os.environ.get("KAG_MAVEN_REPO", settings.home / "m2"))
+        command = [
+            _maven(), "-B", f"-Dmaven.repo.local={repo}", "dependency:copy",
+            f"-Dartifact={BROWSER_ARTIFACT}:{settings.browser_version}", f"-DoutputDirectory={staging}",
+        ]
+        _run_maven(command, f"Neo4j Browser {settings.browser_version}", "KAG_BROWSER_VERSION", on_download)
+        fetched = next(staging.glob("neo4j-browser-*.jar"), None)
+        if fetched is None:
+            raise ServerError(f"Maven reported success but left no Neo4j Browser jar in {staging}; delete it and retry")
+        fetched.rename(jar)
+        shutil.rmtree(staging, ignore_errors=True)
+    return jar
 
 
 def _check_layout(runtime: Runtime) -> None:

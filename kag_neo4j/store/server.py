@@ -38,7 +38,7 @@ from kag_neo4j.store.credentials import (
     write_private,
 )
 from kag_neo4j.store.java import find_java
-from kag_neo4j.store.provision import Runtime, exclusive, provision
+from kag_neo4j.store.provision import Runtime, exclusive, provision, provision_browser
 
 _JVM_FLAGS = (
     "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
@@ -63,10 +63,18 @@ class ServerState:
     gds_version: str  # "" when started without GDS
     apoc_version: str
     started_at: float
+    http_port: int = 0  # 0: no HTTP connector, so no Neo4j Browser
 
     @property
     def uri(self) -> str:
         return f"bolt://127.0.0.1:{self.port}"
+
+    @property
+    def browser_url(self) -> str | None:
+        """Neo4j Browser, with the connect form filled in for this server (None without --browser)."""
+        if not self.http_port:
+            return None
+        return f"http://127.0.0.1:{self.http_port}/browser/?dbms=neo4j://neo4j@127.0.0.1:{self.port}"
 
 
 @dataclass(frozen=True)
@@ -199,8 +207,9 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def _choose_port(preferred: int) -> int:
-    if port_is_free(preferred):
+def _choose_port(preferred: int, avoid: int = 0) -> int:
+    """``preferred`` when it is free, else a free port the system picks (never ``avoid``)."""
+    if preferred != avoid and port_is_free(preferred):
         return preferred
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -231,7 +240,7 @@ def plugins_dir(instance: Path, runtime: Runtime, settings: Settings) -> Path:
     return own
 
 
-def _write_config(instance: Path, plugins: Path, port: int, settings: Settings) -> Path:
+def _write_config(instance: Path, plugins: Path, port: int, http_port: int, settings: Settings) -> Path:
     conf = instance / "conf"
     for sub in ("conf", "data", "logs", "run", "import"):
         secure_directory(instance / sub)
@@ -248,7 +257,9 @@ def _write_config(instance: Path, plugins: Path, port: int, settings: Settings) 
         # the routing table a neo4j:// driver fetches names this address (default: localhost:7687,
         # which is another instance, or nothing, whenever this one runs on another port)
         f"server.bolt.advertised_address=127.0.0.1:{port}",
-        "server.http.enabled=false",
+        # HTTP only for Neo4j Browser (--browser), on the loopback address like Bolt
+        f"server.http.enabled={'true' if http_port else 'false'}",
+        *([f"server.http.listen_address=127.0.0.1:{http_port}"] if http_port else []),
         "server.https.enabled=false",
         "dbms.security.auth_enabled=true",
         f"dbms.security.procedures.allowlist={allowlist.setting_value()}",
@@ -359,10 +370,13 @@ def start(
         current = status(settings)
         if current.running and current.state is not None:
             return current.state, False
-        return _launch(settings, runtime, on_wait), True
+        return _launch(settings, runtime, on_wait, on_download), True
 
 
-def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], None] | None) -> ServerState:
+def _launch(
+    settings: Settings, runtime: Runtime, on_wait: Callable[[float], None] | None,
+    on_download: Callable[[str], None] | None = None,
+) -> ServerState:
     from neo4j.exceptions import AuthError
 
     java = find_java(settings.java_home)
@@ -371,13 +385,18 @@ def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], Non
     lock = instance / "data" / "databases" / "store_lock"
     port = _choose_port(settings.server_port)
     plugins = plugins_dir(instance, runtime, settings)
-    conf = _write_config(instance, plugins, port, settings)
+    classpath = [f"{plugins}/*", f"{runtime.lib}/*"]
+    http_port = 0
+    if settings.server_browser:
+        classpath.append(str(provision_browser(settings, on_download)))
+        http_port = _choose_port(settings.server_http_port, avoid=port)
+    conf = _write_config(instance, plugins, port, http_port, settings)
     known, migrated = _ensure_password(java, runtime, instance, conf)
     log = console_log(settings)
     log.parent.mkdir(parents=True, exist_ok=True)
     command = [
         str(java), "-Xms512m", f"-Xmx{settings.server_heap}", *_JVM_FLAGS,
-        "-cp", f"{plugins}/*{os.pathsep}{runtime.lib}/*",
+        "-cp", os.pathsep.join(classpath),
         runtime.entry_point(), f"--home-dir={instance}", f"--config-dir={conf}", "--console-mode",
     ]
     with log.open("ab") as out:
@@ -390,7 +409,7 @@ def _launch(settings: Settings, runtime: Runtime, on_wait: Callable[[float], Non
     state = ServerState(
         pid=proc.pid, port=port, instance=str(instance), neo4j_version=runtime.neo4j_version,
         gds_version=runtime.gds_version if settings.server_gds else "", apoc_version=runtime.apoc_version,
-        started_at=time.time(),
+        started_at=time.time(), http_port=http_port,
     )
     write_private(_state_file(settings), json.dumps(asdict(state)))
     began = time.monotonic()

@@ -75,3 +75,31 @@ def test_crash_reports_the_useful_log_lines(lifecycle: Settings) -> None:
                                           r"(.|\n)*pagecache"):
         server.start(broken)
     assert server.status(broken).state is None
+
+
+def test_browser_is_served_beside_bolt_and_http_asks_for_the_password(lifecycle: Settings) -> None:
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        taken = blocker.getsockname()[1]
+        settings = lifecycle.model_copy(update={"server_browser": True, "server_http_port": taken})
+        state, started = server.start(settings)
+    assert started and state.http_port not in (0, taken, state.port)
+    assert state.browser_url is not None and state.browser_url.startswith(f"http://127.0.0.1:{state.http_port}/browser/")
+    assert f"127.0.0.1:{state.port}" in state.browser_url  # the connect form names this server's Bolt port
+    with urllib.request.urlopen(state.browser_url, timeout=30) as page:
+        assert page.status == 200 and "Neo4j Browser" in page.read().decode("utf-8", errors="replace")
+    with pytest.raises(urllib.error.HTTPError) as refused:  # the HTTP query API: no password, no answer
+        query = json.dumps({"statements": [{"statement": "MATCH (n) RETURN count(n)"}]}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{state.http_port}/db/neo4j/tx/commit", data=query,
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 401
+    assert server.stop(settings) == "stopped"
+
+    plain, _ = server.start(lifecycle)  # the same instance without --browser: HTTP is off again
+    assert plain.http_port == 0 and plain.browser_url is None
+    assert server.port_is_free(state.http_port)
