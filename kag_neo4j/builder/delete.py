@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from kag_neo4j.store.database import Transaction
 from pydantic import BaseModel, Field
 
 from kag_neo4j.builder.lease import builder_lease
@@ -50,7 +49,7 @@ from kag_neo4j.errors import BuilderError
 from kag_neo4j.rules.footprint import TAXONOMY, Footprint, document_footprint
 from kag_neo4j.rules.refresh import RefreshReport, refresh_after_change
 from kag_neo4j.store.cypher import query, render
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
 from kag_neo4j.store.lease import Lease
 
 

@@ -38,8 +38,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from kag_neo4j.store.database import Transaction
-
 from kag_neo4j.builder.aligned_document import (
     CONCEPT,
     ENTITY,
@@ -55,7 +53,7 @@ from kag_neo4j.builder.records import ChunkRecord
 from kag_neo4j.builder.tally import Tally
 from kag_neo4j.errors import BuilderError, InvalidIdentifierError
 from kag_neo4j.store.cypher import query, render
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
 from kag_neo4j.store.identifiers import is_reserved_label, is_reserved_relationship_type
 from kag_neo4j.store.lease import Lease
 

@@ -23,7 +23,7 @@ from kag_neo4j.rules.errors import RuleError
 from kag_neo4j.rules.load import RuleSet
 from kag_neo4j.schema.constraints import ConstraintViolation
 from kag_neo4j.schema.models import ResolvedSchema
-from kag_neo4j.store.database import Database, Transaction, in_kb
+from kag_neo4j.store.database import Database, Transaction
 from kag_neo4j.store.knowledge_base import KnowledgeBase
 from kag_neo4j.store.literals import cypher_literal
 
@@ -126,7 +126,7 @@ def explain(rule: CompiledRule, as_of: datetime, kb: KnowledgeBase | None = None
     run in the knowledge base ``kb`` (default: the default one)."""
     blocks = []
     for statement in rule.statements:
-        text, params = in_kb(kb or KnowledgeBase(), statement.cypher, bind(statement, rule, as_of))
+        text, params = (kb or KnowledgeBase()).scope(statement.cypher, bind(statement, rule, as_of))
         lines = [f"// {statement.purpose}"] + [f":param {key} => {cypher_literal(value)};" for key, value in params.items()]
         blocks.append("\n".join(lines) + "\n" + text + ";")
     return "\n\n".join(blocks)

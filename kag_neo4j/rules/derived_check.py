@@ -10,12 +10,11 @@ checked values, so no reader ever sees an invalid one. Each removal is a
 
 from __future__ import annotations
 
-from kag_neo4j.store.database import Transaction
-
 from kag_neo4j.rules.compile import CompiledRule, RuleKind
 from kag_neo4j.rules.render import ident, render
 from kag_neo4j.schema.constraints import ConstraintViolation, Where, check_value
 from kag_neo4j.schema.models import ResolvedProperty, ResolvedSchema
+from kag_neo4j.store.database import Transaction
 
 _SUFFIXES = ("", "_derived_by", "_rule_version", "_as_of")
 

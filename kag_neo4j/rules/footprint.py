@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kag_neo4j.store.database import Transaction
 from pydantic import BaseModel, ConfigDict
 
 from kag_neo4j.store.cypher import query
+from kag_neo4j.store.database import Transaction
 
 
 class Footprint(BaseModel):

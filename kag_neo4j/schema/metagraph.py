@@ -28,7 +28,6 @@ import hashlib
 import json
 from typing import Any
 
-from kag_neo4j.store.database import Transaction
 from pydantic import BaseModel, ConfigDict
 
 from kag_neo4j.schema.models import (
@@ -44,7 +43,7 @@ from kag_neo4j.schema.models import (
     TypeKind,
 )
 from kag_neo4j.store.cypher import query
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
 
 Row = dict[str, Any]
 

@@ -25,7 +25,7 @@ from kag_neo4j.solver.memory import Memory
 from kag_neo4j.solver.results import QueryRecord, StepRecord
 from kag_neo4j.solver.retrieval import RankedList, RetrievalConfig
 from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Capabilities, Database, in_kb
+from kag_neo4j.store.database import Capabilities, Database
 from kag_neo4j.store.knowledge_base import KnowledgeBase
 
 __all__ = ["Runtime", "SolverConfig", "StepRunner", "elide"]
@@ -118,7 +118,7 @@ class StepRunner:
             error = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise
         finally:
-            shown, shown_params = in_kb(self._db.kb, text, elide(params))  # as it ran, for Neo4j Browser
+            shown, shown_params = self._db.kb.scope(text, elide(params))  # as it ran, for Neo4j Browser
             self._record.queries.append(
                 QueryRecord(
                     name=f"{folder}/{name}", cypher=shown, params=shown_params, rows=len(rows),

@@ -21,14 +21,13 @@ import json
 import re
 from typing import Any
 
-from kag_neo4j.store.database import Transaction
-from kag_neo4j.store.knowledge_base import KnowledgeBase
 from pydantic import BaseModel, Field
 
 from kag_neo4j.errors import KagError
 from kag_neo4j.solver.results import Answer, StepRecord
 from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
+from kag_neo4j.store.knowledge_base import KnowledgeBase
 
 __all__ = [
     "RUN_ID_PATTERN",

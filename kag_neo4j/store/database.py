@@ -101,14 +101,8 @@ class _ScopedTransaction:
         self._kb = kb
 
     def run(self, query: str, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result:
-        text, params = in_kb(self._kb, query, {**(parameters or {}), **kwparameters})
+        text, params = self._kb.scope(query, {**(parameters or {}), **kwparameters})
         return self._tx.run(text, params)
-
-
-def in_kb(kb: KnowledgeBase, query: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """``query`` and ``params`` as they run in ``kb`` (see :mod:`kag_neo4j.store.knowledge_base`)."""
-    text = kb.rewrite(query)
-    return text, ({**params, "kb_prefix": kb.prefix} if "$kb_prefix" in text else params)
 
 
 @dataclass(frozen=True)
@@ -296,7 +290,7 @@ class Database:
 
     def read(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
         """Run one query in a read transaction and return its records as dicts."""
-        text, scoped = in_kb(self.kb, cypher, params)
+        text, scoped = self.kb.scope(cypher, params)
         with self.session() as session:
             return session.execute_read(lambda tx: tx.run(text, scoped).data())
 
@@ -307,7 +301,7 @@ class Database:
 
     def write(self, cypher: str, **params: Any) -> list[dict[str, Any]]:
         """Run one query in a write transaction and return its records as dicts."""
-        text, scoped = in_kb(self.kb, cypher, params)
+        text, scoped = self.kb.scope(cypher, params)
         with self.session() as session:
             return session.execute_write(lambda tx: tx.run(text, scoped).data())
 
@@ -326,7 +320,7 @@ class Database:
         ``retry_seconds``); use it only for idempotent statements. Without retries a failure is
         raised at once, as a :class:`~kag_neo4j.errors.KagError`.
         """
-        text, scoped = in_kb(self.kb, cypher, params)
+        text, scoped = self.kb.scope(cypher, params)
         began = time.monotonic()
         attempt = 0
         while True:

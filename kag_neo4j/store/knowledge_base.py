@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from kag_neo4j.errors import ConfigError
 
@@ -87,6 +88,12 @@ class KnowledgeBase:
     def rewrite(self, cypher: str) -> str:
         """The query ``cypher`` (written for the default KB) for this KB."""
         return scoped(cypher, self.prefix)
+
+    def scope(self, cypher: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """``cypher`` and its ``params`` as they run in this KB: the rewritten text, and ``$kb_prefix``
+        added when the text names it."""
+        text = self.rewrite(cypher)
+        return text, ({**params, "kb_prefix": self.prefix} if "$kb_prefix" in text else params)
 
 
 _TOKEN = re.compile(

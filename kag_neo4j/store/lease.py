@@ -24,11 +24,9 @@ import time
 import uuid
 from types import TracebackType
 
-from kag_neo4j.store.database import Transaction
-
 from kag_neo4j.errors import LeaseError, LeaseLostError
 from kag_neo4j.store import cypher
-from kag_neo4j.store.database import Database
+from kag_neo4j.store.database import Database, Transaction
 
 log = logging.getLogger(__name__)
 
