@@ -8,10 +8,13 @@ The lead wires it with ``register(app)``.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel, ValidationError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -26,8 +29,9 @@ from kag_neo4j.config import Settings
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.runner import Progress, QuestionResult
 from kag_neo4j.models.providers import llm_provider_names
+from kag_neo4j.solver.runtime import SolverConfig
 
-__all__ = ["parse_llm_spec", "register"]
+__all__ = ["parse_llm_spec", "parse_solver_options", "register"]
 
 def parse_llm_spec(spec: str) -> dict[str, str]:
     """``provider:model``, ``provider`` or a bare model name -> settings overrides."""
@@ -38,6 +42,45 @@ def parse_llm_spec(spec: str) -> dict[str, str]:
     if provider in llm_provider_names():
         return {"llm_provider": provider, **({"llm_model": model} if sep and model else {})}
     return {"llm_model": text}
+
+
+def parse_solver_options(pairs: Sequence[str]) -> SolverConfig | None:
+    """``KEY=VALUE`` pairs (``graph_confidence=0.6``, ``retrieval.k_ppr=10``) -> a validated
+    :class:`~kag_neo4j.solver.runtime.SolverConfig` (``None`` without pairs). A value is read as JSON
+    when it parses (numbers, booleans, null, lists), else as text."""
+    if not pairs:
+        return None
+    data: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        path = key.strip().split(".")
+        if not sep or not all(part.isidentifier() for part in path):
+            raise EvalError(f"--solver {pair!r} is not KEY=VALUE; e.g. --solver graph_confidence=0.6 "
+                            "or --solver retrieval.k_ppr=10")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        model: Any = SolverConfig
+        for depth, part in enumerate(path):
+            fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+            if part not in fields:
+                known = ", ".join(sorted(fields)) or "none: it is a value"
+                raise EvalError(f"--solver {pair!r}: {'.'.join(path[:depth + 1])} is not a solver knob "
+                                f"(known there: {known})")
+            model = fields[part].annotation
+        node = data
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise EvalError(f"--solver {pair!r}: {part!r} was already given a value")
+            node = child
+        node[path[-1]] = value
+    try:
+        return SolverConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors())
+        raise EvalError(f"--solver: {problems} (the knobs are SolverConfig's fields, docs/solver.md)") from exc
 
 
 class RichProgress(Progress):
@@ -82,6 +125,7 @@ def run_command(
     build: str,
     k: int,
     answer_k: int,
+    solver: Sequence[str] = (),
 ) -> None:
     from kag_neo4j.eval.datasets import (
         load_corpus,
@@ -91,7 +135,7 @@ def run_command(
     )
     from kag_neo4j.eval.loading import BuildMode, ensure_corpus_loaded
     from kag_neo4j.eval.methods import MethodContext, build_methods, parse_methods
-    from kag_neo4j.eval.report import rich_table, write_reports
+    from kag_neo4j.eval.report import rich_table, step_lines, write_reports
     from kag_neo4j.eval.runner import run_eval
     from kag_neo4j.models import build_embedder, build_llm
     from kag_neo4j.models.usage import Usage
@@ -102,6 +146,7 @@ def run_command(
     if build not in ("light", "full"):
         raise EvalError(f"--build must be light or full, got {build!r}")
     mode: BuildMode = "full" if build == "full" else "light"
+    solver_config = parse_solver_options(solver)
     qa = qa or llm is not None
     settings = _settings(ctx, llm)
     names = parse_methods(methods, qa=qa)
@@ -127,7 +172,8 @@ def run_command(
             f"{status.chunks} chunks ({status.seconds:.1f} s)", highlight=False)
         usage.reset()  # the table counts question-time LLM use only
         context = MethodContext(db=db, embedder=embedder, settings=settings, k=k, answer_k=answer_k,
-                                llm_factory=(lambda: llm_model) if llm_model is not None else None, usage=usage)
+                                llm_factory=(lambda: llm_model) if llm_model is not None else None, usage=usage,
+                                solver=solver_config)
         chosen = build_methods(names, context, qa=qa)
         info_row = db.read(cypher.query("eval/server_info" if db.capabilities.gds else "eval/server_info_no_gds"))
         version = graph_version(db)
@@ -143,6 +189,8 @@ def run_command(
     if qa and llm_model is not None:
         run.llm = llm_model.model_id
     console.print(rich_table(run))
+    for line in step_lines(run):
+        console.print(line, highlight=False)
     for note in run.notes:
         err_console.print(f"[yellow]note:[/] {note}", highlight=False)
     written = write_reports(run, out or Path("eval-results") / questions.name)
@@ -187,6 +235,10 @@ def register(app: typer.Typer) -> None:
         k: Annotated[int, typer.Option(
             "--k", min=5, help="Chunks retrieved per question (recall@2/@5 read the first distinct passages).")] = 10,
         answer_k: Annotated[int, typer.Option("--answer-k", min=1, help="Passages NaiveRAG gives the LLM.")] = 5,
+        solver: Annotated[list[str] | None, typer.Option(
+            "--solver", help="A solver knob for ours and ours-solver, KEY=VALUE (repeatable; SolverConfig's fields, "
+                             "e.g. graph_confidence=0.6 or retrieval.k_ppr=10).")] = None,
     ) -> None:
         """Compare retrieval (Recall@2/@5) and QA (EM/F1, LLM calls, tokens, latency) methods."""
-        run_command(ctx, dataset, corpus, limit, methods, qa, llm, data_dir, out, fresh, replace, build, k, answer_k)
+        run_command(ctx, dataset, corpus, limit, methods, qa, llm, data_dir, out, fresh, replace, build, k, answer_k,
+                    solver or [])

@@ -87,6 +87,9 @@ class Question(BaseModel):
     answers: list[str] = Field(description="the gold answer first, then its aliases")
     gold: list[GoldPassage]
     type: str | None = None
+    hop_answers: list[str] = Field(default_factory=list, description=(
+        "the gold answers of the question's hops, when the format gives them (MuSiQue's question_decomposition, "
+        "2Wiki's evidences); what graph-answered solver steps are checked against (kag_neo4j.eval.steps)"))
 
 
 class QuestionSet(BaseModel):
@@ -252,6 +255,21 @@ def _title_gold(item: dict[str, Any], source: str) -> list[GoldPassage]:
     return [GoldPassage(title=title) for title in titles]
 
 
+def _hop_answers(item: dict[str, Any], fmt: DatasetFormat) -> list[str]:
+    """The intermediate answers a record states: MuSiQue's decomposition answers, the objects of 2Wiki's
+    evidence triples (``[subject, relation, object]``); HotpotQA gives none. Malformed entries are skipped
+    (they only cost a question its step score)."""
+    if fmt == "musique":
+        hops = item.get("question_decomposition")
+        found = [hop.get("answer") for hop in hops if isinstance(hop, dict)] if isinstance(hops, list) else []
+    elif fmt == "2wiki":
+        triples = item.get("evidences")
+        found = [t[2] for t in triples if isinstance(t, list) and len(t) == 3] if isinstance(triples, list) else []
+    else:
+        found = []
+    return list(dict.fromkeys(a.strip() for a in found if isinstance(a, str) and a.strip()))
+
+
 def load_questions(path: Path | str, *, name: str | None = None, limit: int | None = None) -> QuestionSet:
     """Read a question file in any of the three formats (the first ``limit`` questions)."""
     file = Path(path)
@@ -273,7 +291,8 @@ def load_questions(path: Path | str, *, name: str | None = None, limit: int | No
         gold = _musique_gold(item, str(file)) if fmt == "musique" else _title_gold(item, str(file))
         questions.append(
             Question(id=qid, question=item["question"].strip(), answers=_answers(item, str(file)), gold=gold,
-                     type=item.get("type") if isinstance(item.get("type"), str) else None)
+                     type=item.get("type") if isinstance(item.get("type"), str) else None,
+                     hop_answers=_hop_answers(item, fmt))
         )
     return QuestionSet(
         name=name or file.parent.name or file.stem,

@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field
 
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import EvalError
+from kag_neo4j.eval.steps import StepOutcome, step_outcomes
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.models.usage import Usage
 from kag_neo4j.prompts.naive_answer import (
@@ -48,6 +49,7 @@ from kag_neo4j.prompts.naive_answer import (
 from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.question_search import recipe as search_recipe
 from kag_neo4j.solver.question_search import search
+from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 from kag_neo4j.store.lucene import lucene_terms
@@ -75,6 +77,7 @@ class RetrievalOutput(BaseModel):
 
     chunks: list[RankedChunk]
     details: dict[str, Any] = Field(default_factory=dict)
+    steps: list[StepOutcome] | None = Field(default=None, description="a solver run's Retrieval steps")
 
 
 class QAOutput(BaseModel):
@@ -83,6 +86,7 @@ class QAOutput(BaseModel):
     answer: str
     cited_chunk_ids: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    steps: list[StepOutcome] | None = Field(default=None, description="a solver run's Retrieval steps")
 
 
 RetrieveFn = Callable[[str], RetrievalOutput]
@@ -116,6 +120,8 @@ class MethodContext:
     link_k: int = 1
     llm_factory: Callable[[], LLM] | None = None
     usage: Usage = field(default_factory=Usage)
+    #: the solver's knobs for ``ours`` and ``ours-solver`` (``kag-neo4j eval --solver KEY=VALUE``; None: defaults)
+    solver: SolverConfig | None = None
     _llm: LLM | None = None
     _documents: dict[str, str] = field(default_factory=dict)
 
@@ -272,12 +278,12 @@ def solver_answerer(ctx: MethodContext) -> AnswerFn | None:
         api = importlib.import_module("kag_neo4j.api")
     except ImportError:
         return None
-    kag = api.KAG(ctx.db, ctx.llm(), ctx.embedder)
+    kag = api.KAG(ctx.db, ctx.llm(), ctx.embedder, config=ctx.solver)
 
     def answer(question: str, _retrieval: RetrievalOutput | None) -> QAOutput:
         result = kag.ask(question, trace=False)
         cited = list(dict.fromkeys(citation.chunk_id for citation in result.citations))
-        return QAOutput(answer=result.answer, cited_chunk_ids=cited,
+        return QAOutput(answer=result.answer, cited_chunk_ids=cited, steps=step_outcomes(result),
                         details={"known": result.known, "plan": result.plan, "kg_path": len(result.kg_path)})
 
     return answer
@@ -295,13 +301,13 @@ def _solver_recall(ctx: MethodContext) -> EvalMethod:
     if ctx.llm_factory is None:
         raise EvalError("ours-solver runs the logical-form solver, which needs an LLM; pass --llm provider:model "
                         "(or --qa with the configured model)")
-    kag = KAG(ctx.db, ctx.llm(), ctx.embedder)
+    kag = KAG(ctx.db, ctx.llm(), ctx.embedder, config=ctx.solver)
 
     def retrieve(question: str) -> RetrievalOutput:
         answer = kag.ask(question, trace=False)
         chunks = [RankedChunk(chunk_id=c.chunk_id, score=c.score) for c in used_chunks(answer)]
         cited = list(dict.fromkeys(citation.chunk_id for citation in answer.citations))
-        return RetrievalOutput(chunks=chunks, details={"solver": {
+        return RetrievalOutput(chunks=chunks, steps=step_outcomes(answer), details={"solver": {
             "answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,
             "kg_path": len(answer.kg_path)}})
 
@@ -385,8 +391,9 @@ def build_methods(names: Sequence[str], ctx: MethodContext, *, qa: bool) -> list
             else:
                 method.answer = answerer
                 method.answer_uses_retrieval = name in _USES_RETRIEVAL
+                solver = (ctx.solver or SolverConfig()).model_dump(mode="json")
                 method.config["qa"] = {"answer_k": ctx.answer_k, "prompt": NAIVE_ANSWER_PROMPT_VERSION} \
-                    if name == "naive" else {"answerer": name}
+                    if name == "naive" else {"answerer": name, "solver": solver}
             log.debug("answerer %s ready in %.2fs", name, time.monotonic() - started)
         if method.retrieve is None and method.answer is None:
             raise EvalError(method.qa_unavailable or f"method {name} has nothing to run without --qa")

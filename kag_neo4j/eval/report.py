@@ -103,6 +103,21 @@ def _bootstrap_lines(run: EvalRun) -> list[str]:
              f"{setup.seed}); * marks an interval that excludes 0, a difference these questions support")]
 
 
+def step_lines(run: EvalRun) -> list[str]:
+    """A line per solver method: its Retrieval steps per question, those the graph answered, and the share
+    of those that bound a gold hop answer (:mod:`kag_neo4j.eval.steps`)."""
+    lines = []
+    for summary in run.methods:
+        if summary.steps is None:
+            continue
+        gold = ("none to check" if not summary.graph_steps else "no gold hop answers to check them"
+                if summary.graph_step_gold is None
+                else f"{_pct(summary.graph_step_gold)} % of them bound a gold hop answer")
+        lines.append(f"{summary.method}: {_num(summary.steps, 2)} Retrieval steps per question, "
+                     f"{_num(summary.graph_steps, 2)} answered from the graph ({gold})")
+    return lines
+
+
 def markdown(run: EvalRun) -> str:
     """The run as a Markdown section: setup lines, the table, notes."""
     unit = "paragraph" if run.recall_unit == "paragraph" else "title"
@@ -129,6 +144,7 @@ def markdown(run: EvalRun) -> str:
         lines.append("| " + " | ".join(row_cells(run, summary)) + " |")
     notes = list(run.notes)
     notes += [f"{m.method}: {m.description}" for m in run.methods if m.description]
+    notes += step_lines(run)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"

@@ -28,6 +28,7 @@ from kag_neo4j.eval.datasets import Corpus, Question, QuestionSet
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput
 from kag_neo4j.eval.paired import Bootstrap, Difference, compare_to_baselines
+from kag_neo4j.eval.steps import StepTally, tally_steps
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
 
@@ -69,6 +70,7 @@ class QuestionResult(BaseModel):
     answer_seconds: float | None = None
     qa_seconds: float | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    steps: StepTally | None = Field(default=None, description="a solver run's Retrieval steps, counted")
     error: str | None = None
 
     @property
@@ -100,6 +102,10 @@ class MethodSummary(BaseModel):
     qa_s_p50: float | None = None
     qa_s_p95: float | None = None
     qa_unavailable: str | None = None
+    steps: float | None = Field(default=None, description="mean Retrieval steps per question (solver methods)")
+    graph_steps: float | None = Field(default=None, description="mean Retrieval steps answered from the graph per question")
+    graph_step_gold: float | None = Field(default=None, description=(
+        "the share of graph-answered steps that bound a gold hop answer (questions with gold hop answers)"))
     differences: dict[str, Difference] = Field(default_factory=dict, description=(
         "metric (R@k, EM, F1) -> the paired difference to the baseline, with its bootstrap interval"))
 
@@ -224,6 +230,11 @@ def evaluate_question(
             row.em = metrics.best_exact_match(output.answer, question.answers)
             row.f1 = metrics.best_f1(output.answer, question.answers)
             row.details.update(output.details)
+        outcomes = output.steps if method.answer is not None and output.steps is not None else (
+            retrieval.steps if retrieval is not None else None)
+        if outcomes is not None:
+            gold = [*question.hop_answers, *question.answers] if question.hop_answers else []
+            row.steps = tally_steps(outcomes, gold)
     except Exception as exc:  # noqa: BLE001 - one bad question must not end a long run; reported
         row.error = f"{type(exc).__name__}: {exc}"
         row.details["traceback"] = traceback.format_exc(limit=6)
@@ -262,6 +273,13 @@ def summarise(method: EvalMethod, rows: Iterable[QuestionResult], k_values: Sequ
         qa_times = [row.qa_seconds for row in answered if row.qa_seconds is not None]
         summary.qa_s_p50 = metrics.percentile(qa_times, 50)
         summary.qa_s_p95 = metrics.percentile(qa_times, 95)
+    tallies = [row.steps for row in rows if row.steps is not None and not row.error]
+    if tallies:
+        summary.steps = metrics.mean([float(t.steps) for t in tallies])
+        summary.graph_steps = metrics.mean([float(t.graph) for t in tallies])
+        scored = [t for t in tallies if t.graph_gold is not None]
+        graph_total = sum(t.graph for t in scored)
+        summary.graph_step_gold = sum(t.graph_gold or 0 for t in scored) / graph_total if graph_total else None
     return summary
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kag_neo4j.cli.eval import parse_solver_options
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
 from kag_neo4j.eval.methods import MethodContext, build_methods
@@ -11,10 +12,18 @@ from kag_neo4j.eval.runner import evaluate_question
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.store.database import Database
 from tests.integration.solver_fixtures import DOCS, chunk_id
-from tests.integration.test_solver_ask import YEARS_AFTER, Router, embedder, graph, opening_year  # noqa: F401 - fixtures
+from tests.integration.test_solver_ask import (  # noqa: F401 - fixtures
+    YEARS_AFTER,
+    Router,
+    embedder,
+    graph,
+    opening_year,
+    plan,
+)
 
 UNITS = {doc: doc for doc in DOCS}
 QUESTION = Question(id="q-years", answers=["28"], gold=[GoldPassage(title="hvrc"), GoldPassage(title="viaduct")],
+                    hop_answers=["1871", "1899"],
                     question="How many years after the Harrow Valley Rail Company was founded did the Millbrook "
                              "Viaduct open?")
 
@@ -36,8 +45,40 @@ def test_the_solver_is_scored_on_the_chunks_its_run_retrieved_cited_first(graph:
     assert row.recall["2"] == 1.0 and row.recall["5"] == 1.0
     assert row.answer == "28" and row.em == 1.0
     assert set(row.cited_chunk_ids) == {chunk_id("hvrc"), chunk_id("viaduct")}
+    # two Retrieval steps; the founding year is a stored property (graph), the opening year a sub-answer
+    assert row.steps is not None and (row.steps.steps, row.steps.graph, row.steps.graph_gold) == (2, 1, 1)
 
 
 def test_ours_solver_without_an_llm_says_what_to_pass(graph: Database, embedder: HashingEmbedder) -> None:
     with pytest.raises(EvalError, match="--llm"):
         build_methods(["ours-solver"], MethodContext(db=graph, embedder=embedder), qa=False)
+
+
+DESIGNER = plan("""\
+Step1: Who designed the Millbrook Viaduct?
+Action1: Retrieval(s=s1:Person, p=p1:designed, o=o1:Bridge[`Millbrook Viaduct`])
+Action2: Output(s1)""")
+DESIGNER_QUESTION = Question(id="q-designer", question="Who designed the Millbrook Viaduct?", answers=["Ada Pembroke"],
+                             hop_answers=["Ada Pembroke"], gold=[GoldPassage(title="ada")])
+
+
+@pytest.mark.parametrize(("knobs", "from_graph"), [({}, False), ({"graph_confidence": 0.6}, True)])
+def test_the_confidence_policy_decides_whether_an_open_fact_answers_a_step_and_eval_counts_it(
+    graph: Database, embedder: HashingEmbedder, knobs: dict[str, float], from_graph: bool,
+) -> None:
+    # the only support for "Ada designed the viaduct" is an open fact of confidence 0.6: under the default
+    # threshold (0.75) the step reads chunks and asks the LLM, at 0.6 the fact answers it
+    router = Router(plan=[DESIGNER], subanswer=[{"answer": "", "evidence": []}], answer=[{"answer": "", "evidence": []}])
+    ctx = MethodContext(db=graph, embedder=embedder, llm_factory=lambda: router.llm,
+                        solver=parse_solver_options([f"{key}={value}" for key, value in {"max_rounds": 0, **knobs}.items()]))
+    (method,) = build_methods(["ours-solver"], ctx, qa=True)
+    assert method.config["solver"]["graph_confidence"] == knobs.get("graph_confidence", 0.75)
+    row = evaluate_question(method, DESIGNER_QUESTION, ["ada"], UNITS, ctx)
+    assert row.error is None, row.error
+    assert row.steps is not None and row.steps.steps == 1
+    if from_graph:
+        assert (row.steps.graph, row.steps.graph_gold) == (1, 1), "the fact bound Ada Pembroke, a gold hop answer"
+        assert "subanswer" not in router.kinds and row.em == 1.0
+    else:
+        assert (row.steps.graph, row.steps.graph_gold) == (0, 0)
+        assert "subanswer" in router.kinds

@@ -122,3 +122,16 @@ def test_a_question_file_needs_its_corpus_and_not_the_other_way_round() -> None:
         resolve_dataset(str(EVAL / "hotpot_questions.json"), corpus=EVAL / "musique_questions.json")
     files = resolve_dataset(str(EVAL / "musique_questions.json"), corpus=EVAL / "musique_corpus.json")
     assert files.name == "musique_questions"
+
+
+def test_hop_answers_come_from_musique_decompositions_and_2wiki_evidences(tmp_path: Path) -> None:
+    assert load_questions(EVAL / "twowiki_questions.json").questions[0].hop_answers == ["Harrow Valley Rail"]
+    musique = {"id": "2hop__1", "question": "Who founded the railway of Millbrook?", "answer": "Ada",
+               "paragraphs": [], "question_decomposition": [
+                   {"question": "railway of Millbrook", "answer": " Harrow Valley Rail "},
+                   {"question": "who founded #1", "answer": "Ada"}, {"question": "broken"}, "not a hop"]}
+    hotpot = {"_id": "h", "question": "q?", "answer": "a", "supporting_facts": [["A", 0]], "context": []}
+    (tmp_path / "m.json").write_text(json.dumps([musique]), encoding="utf-8")
+    (tmp_path / "h.json").write_text(json.dumps([hotpot]), encoding="utf-8")
+    assert load_questions(tmp_path / "m.json").questions[0].hop_answers == ["Harrow Valley Rail", "Ada"]
+    assert load_questions(tmp_path / "h.json").questions[0].hop_answers == [], "HotpotQA states no hop answers"

@@ -48,3 +48,15 @@ def test_the_three_files(tmp_path: Path) -> None:
     data = json.loads(written["json"].read_text(encoding="utf-8"))
     assert data["rows"][0]["question_id"] == "q1" and data["methods"][1]["em"] == 0.5
     assert written["chart"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_solver_methods_say_how_their_steps_were_answered() -> None:
+    run = _run(qa=True)
+    run.methods.append(MethodSummary(method="ours-solver", questions=2, errors=0, recall={"2": 0.5, "5": 1.0},
+                                     steps=2.5, graph_steps=0.5, graph_step_gold=0.75))
+    run.methods.append(MethodSummary(method="ours", questions=2, errors=0, recall={}, steps=1.0, graph_steps=1.0))
+    text = markdown(run)
+    assert ("- ours-solver: 2.50 Retrieval steps per question, 0.50 answered from the graph "
+            "(75.0 % of them bound a gold hop answer)") in text
+    assert "- ours: 1.00 Retrieval steps per question, 1.00 answered from the graph (no gold hop answers" in text
+    assert text.count("Retrieval steps per question") == 2, "only the methods that ran the solver get a line"

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import pytest
 
-from kag_neo4j.cli.eval import parse_llm_spec
+from kag_neo4j.cli.eval import parse_llm_spec, parse_solver_options
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
 from kag_neo4j.eval.methods import (
@@ -24,9 +24,11 @@ from kag_neo4j.eval.runner import (
     evaluate_question,
     summarise,
 )
+from kag_neo4j.eval.steps import StepOutcome
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.models.usage import Usage
 from kag_neo4j.solver.chunks import RankedChunk
+from kag_neo4j.solver.runtime import SolverConfig
 
 QUESTION = Question(id="q1", question="Where was Ada born?", answers=["Millbrook", "Millbrook town"],
                     gold=[GoldPassage(title="Ada"), GoldPassage(title="Millbrook")])
@@ -128,3 +130,33 @@ def test_llm_specs() -> None:
     assert parse_llm_spec("qwen2.5-1.5b") == {"llm_model": "qwen2.5-1.5b"}
     with pytest.raises(EvalError):
         parse_llm_spec(" ")
+
+
+def test_solver_options_are_validated_knobs_of_the_solver() -> None:
+    config = parse_solver_options(["graph_confidence=0.6", "retrieval.k_ppr=7", "retrieval.seed_titles=false"])
+    assert config is not None and config.graph_confidence == 0.6
+    assert (config.retrieval.k_ppr, config.retrieval.seed_titles) == (7, False)
+    assert config.chunk_k == SolverConfig().chunk_k, "what is not given keeps its default"
+    assert parse_solver_options([]) is None
+    with pytest.raises(EvalError, match="graph_confidence"):
+        parse_solver_options(["graph_confidence=1.5"])
+    with pytest.raises(EvalError, match="not KEY=VALUE"):
+        parse_solver_options(["graph_confidence"])
+    with pytest.raises(EvalError, match="no_such_knob"):
+        parse_solver_options(["no_such_knob=1"])
+
+
+def test_a_summary_counts_the_solver_steps_and_scores_graph_answers_where_gold_exists() -> None:
+    def retrieve_with(*sources: str, values: str) -> Any:
+        def retrieve(_question: str) -> RetrievalOutput:
+            return RetrievalOutput(chunks=[], steps=[StepOutcome(source=s, values=[values]) for s in sources])
+        return retrieve
+
+    with_hops = QUESTION.model_copy(update={"hop_answers": ["Ada Pembroke"]})
+    rows = [evaluate_question(EvalMethod(name="m", description="", retrieve=retrieve_with("graph", "chunks", values=v)),
+                              question, ["ada"], UNITS, _ctx())
+            for question, v in [(with_hops, "Ada Pembroke"), (with_hops, "Kestrel Bay"), (QUESTION, "Ada Pembroke")]]
+    assert [row.steps.graph_gold if row.steps else "-" for row in rows] == [1, 0, None]
+    summary = summarise(EvalMethod(name="m", description="", retrieve=_retriever()), rows)
+    assert (summary.steps, summary.graph_steps) == (2.0, 1.0)
+    assert summary.graph_step_gold == 0.5, "scored over the questions with gold hop answers only"
