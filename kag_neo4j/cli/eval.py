@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -61,14 +61,6 @@ def parse_solver_options(pairs: Sequence[str]) -> SolverConfig | None:
             value: Any = json.loads(raw)
         except ValueError:
             value = raw
-        model: Any = SolverConfig
-        for depth, part in enumerate(path):
-            fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
-            if part not in fields:
-                known = ", ".join(sorted(fields)) or "none: it is a value"
-                raise EvalError(f"--solver {pair!r}: {'.'.join(path[:depth + 1])} is not a solver knob "
-                                f"(known there: {known})")
-            model = fields[part].annotation
         node = data
         for part in path[:-1]:
             child = node.setdefault(part, {})

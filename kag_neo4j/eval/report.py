@@ -110,9 +110,12 @@ def step_lines(run: EvalRun) -> list[str]:
     for summary in run.methods:
         if summary.steps is None:
             continue
-        gold = ("none to check" if not summary.graph_steps else "no gold hop answers to check them"
-                if summary.graph_step_gold is None
-                else f"{_pct(summary.graph_step_gold)} % of them bound a gold hop answer")
+        if not summary.graph_steps:
+            gold = "none to check"
+        elif summary.graph_step_gold is None:
+            gold = "no gold hop answers to check them"
+        else:
+            gold = f"{_pct(summary.graph_step_gold)} % of them bound a gold hop answer"
         lines.append(f"{summary.method}: {_num(summary.steps, 2)} Retrieval steps per question, "
                      f"{_num(summary.graph_steps, 2)} answered from the graph ({gold})")
     return lines

@@ -103,7 +103,8 @@ class MethodSummary(BaseModel):
     qa_s_p95: float | None = None
     qa_unavailable: str | None = None
     steps: float | None = Field(default=None, description="mean Retrieval steps per question (solver methods)")
-    graph_steps: float | None = Field(default=None, description="mean Retrieval steps answered from the graph per question")
+    graph_steps: float | None = Field(default=None, description=(
+        "mean Retrieval steps answered from the graph per question"))
     graph_step_gold: float | None = Field(default=None, description=(
         "the share of graph-answered steps that bound a gold hop answer (questions with gold hop answers)"))
     differences: dict[str, Difference] = Field(default_factory=dict, description=(

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.messages import conversation
@@ -125,6 +125,8 @@ _LABELS = {
 
 class EvidenceBudget(BaseModel):
     """How much evidence text a prompt may carry."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt knob is an error, not a silent default
 
     passage_chars: int = Field(default=480, ge=40)
     fact_chars: int = Field(default=160, ge=20)

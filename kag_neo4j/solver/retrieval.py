@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from neo4j.exceptions import ClientError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kag_neo4j.builder.names import name_key
 from kag_neo4j.errors import KagError
@@ -48,6 +48,8 @@ class RetrievalError(KagError):
 class RetrievalWeights(BaseModel):
     """Weights of each ranked list in the fusion; 0 switches a list off."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt knob is an error, not a silent default
+
     dense: float = Field(default=1.0, ge=0)
     fulltext: float = Field(default=1.0, ge=0)
     ppr: float = Field(default=1.0, ge=0)
@@ -55,6 +57,8 @@ class RetrievalWeights(BaseModel):
 
 class RetrievalConfig(BaseModel):
     """A retrieval recipe: data, not code (see ``RECIPES``)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt knob is an error, not a silent default
 
     k: int = Field(default=5, ge=1)
     k_dense: int = Field(default=50, ge=1, description="vector-index candidates; the index is approximate, fewer loses recall")

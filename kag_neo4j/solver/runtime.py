@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kag_neo4j.models.base import LLM, ChatMessage, Embedder
 from kag_neo4j.prompts.context import EvidenceBudget, Language
@@ -35,6 +35,8 @@ M = TypeVar("M", bound=BaseModel)
 
 class SolverConfig(BaseModel):
     """Knobs of the solver (defaults suit a local 1.5B model: few calls, short prompts)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt knob is an error, not a silent default
 
     #: supplementary judge rounds when the plan's output is not bound (each: 1 LLM call + 1 search)
     max_rounds: int = Field(default=2, ge=0, le=10)

@@ -68,9 +68,10 @@ def test_the_confidence_policy_decides_whether_an_open_fact_answers_a_step_and_e
 ) -> None:
     # the only support for "Ada designed the viaduct" is an open fact of confidence 0.6: under the default
     # threshold (0.75) the step reads chunks and asks the LLM, at 0.6 the fact answers it
-    router = Router(plan=[DESIGNER], subanswer=[{"answer": "", "evidence": []}], answer=[{"answer": "", "evidence": []}])
-    ctx = MethodContext(db=graph, embedder=embedder, llm_factory=lambda: router.llm,
-                        solver=parse_solver_options([f"{key}={value}" for key, value in {"max_rounds": 0, **knobs}.items()]))
+    unknown = {"answer": "", "evidence": []}
+    router = Router(plan=[DESIGNER], subanswer=[unknown], answer=[unknown])
+    options = [f"{key}={value}" for key, value in {"max_rounds": 0, **knobs}.items()]
+    ctx = MethodContext(db=graph, embedder=embedder, llm_factory=lambda: router.llm, solver=parse_solver_options(options))
     (method,) = build_methods(["ours-solver"], ctx, qa=True)
     assert method.config["solver"]["graph_confidence"] == knobs.get("graph_confidence", 0.75)
     row = evaluate_question(method, DESIGNER_QUESTION, ["ada"], UNITS, ctx)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from pydantic import ValidationError
 
 from kag_neo4j.cli.eval import parse_llm_spec, parse_solver_options
 from kag_neo4j.errors import EvalError
@@ -160,3 +161,10 @@ def test_a_summary_counts_the_solver_steps_and_scores_graph_answers_where_gold_e
     summary = summarise(EvalMethod(name="m", description="", retrieve=_retriever()), rows)
     assert (summary.steps, summary.graph_steps) == (2.0, 1.0)
     assert summary.graph_step_gold == 0.5, "scored over the questions with gold hop answers only"
+
+
+def test_a_misspelt_knob_is_refused_by_the_python_api_too() -> None:
+    with pytest.raises(ValidationError, match="graf_confidence"):
+        SolverConfig(graf_confidence=0.6)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="k_pr"):
+        SolverConfig.model_validate({"retrieval": {"k_pr": 5}})
