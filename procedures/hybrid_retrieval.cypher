@@ -1,9 +1,9 @@
-// hybrid_retrieval v5 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
+// hybrid_retrieval v6 — dense (vector index) + fulltext (BM25) + Personalized PageRank, fused by
 // weighted Reciprocal Rank Fusion: score(chunk) = Σ_list weight[list] / ($rrf_k + rank_list(chunk)).
 // PPR runs on the GDS projection $graph_name, seeded by the linked entities $seed_entity_ids, the entities
 // whose resolution key is one of $seed_keys (exact links made here; hubs in more than $max_seed_chunks chunks
 // left out when not null; every row returns their ids, in the keys' order, as linked_ids), with $seed_titles the
-// first chunk of each document titled by one of $seed_keys, and
+// first chunk of each document titled by one of $seed_keys (their ids on every row: titled_ids), and
 // the top $dense_seeds dense chunks (or the chunks of element ids $seed_chunk_ids, when not null: the retry after a
 // stale projection reads them first, see cypher/solver/dense_seeds.cypher); it is skipped when there
 // are no seeds. Its chunks are the best $k_ppr chunks among the $ppr_pool highest-scoring nodes.
@@ -88,15 +88,15 @@ CALL () {
   RETURN collect([extra.name, nodes]) AS extras
 }
 UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] + extras AS ranked
-WITH linked, ranked[0] AS list, ranked[1] AS nodes
+WITH linked, titled, ranked[0] AS list, ranked[1] AS nodes
 WHERE coalesce($weights[list], 0.0) > 0
 UNWIND range(0, size(nodes) - 1) AS position
-WITH linked, nodes[position] AS chunk, list, position + 1 AS rank
+WITH linked, titled, nodes[position] AS chunk, list, position + 1 AS rank
 WHERE chunk IS NOT NULL
-WITH linked, chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
+WITH linked, titled, chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
 ORDER BY score DESC, chunk.id ASC
 LIMIT $k
 MATCH (chunk)-[:PART_OF]->(document:Document)
 RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text,
-       score, ranks, [entity IN linked | entity.id] AS linked_ids
+       score, ranks, [entity IN linked | entity.id] AS linked_ids, [first IN titled | first.id] AS titled_ids
 ORDER BY score DESC, chunk_id ASC

@@ -212,15 +212,15 @@ CALL () {
   RETURN collect([extra.name, nodes]) AS extras
 }
 UNWIND [['dense', dense], ['fulltext', sparse], ['ppr', ppr]] + extras AS ranked
-WITH linked, ranked[0] AS list, ranked[1] AS nodes
+WITH linked, titled, ranked[0] AS list, ranked[1] AS nodes
 WHERE coalesce($weights[list], 0.0) > 0
 UNWIND range(0, size(nodes) - 1) AS position
-WITH linked, nodes[position] AS chunk, list, position + 1 AS rank
+WITH linked, titled, nodes[position] AS chunk, list, position + 1 AS rank
 WHERE chunk IS NOT NULL
-WITH linked, chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
+WITH linked, titled, chunk, sum($weights[list] / ($rrf_k + rank)) AS score, collect({list: list, rank: rank}) AS ranks
 ORDER BY score DESC, chunk.id ASC
 LIMIT $k
 MATCH (chunk)-[:PART_OF]->(document:Document)
 RETURN chunk.id AS chunk_id, document.id AS document_id, document.title AS title, chunk.text AS text,
-       score, ranks, [entity IN linked | entity.id] AS linked_ids
+       score, ranks, [entity IN linked | entity.id] AS linked_ids, [first IN titled | first.id] AS titled_ids
 ORDER BY score DESC, chunk_id ASC

@@ -144,6 +144,13 @@ class MethodContext:
                 self._documents[row["chunk_id"]] = row["document_id"]
         return {cid: self._documents[cid] for cid in chunk_ids if cid in self._documents}
 
+    def entity_documents(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        """entity id -> the documents it leads to in one step of PageRank's graph (mentioned in, titled by)."""
+        if not entity_ids:
+            return {}
+        rows = self.db.read(cypher.query("eval/entity_documents"), entity_ids=list(dict.fromkeys(entity_ids)))
+        return {row["entity_id"]: list(row["document_ids"]) for row in rows}
+
 
 # --- our retrieval (one Cypher statement, procedures/hybrid_retrieval.cypher) ----------------------
 
@@ -155,7 +162,8 @@ def _cypher_method(name: str, recipe: str, description: str, *, linked: bool) ->
         def retrieve(question: str) -> RetrievalOutput:
             found = search(ctx.db, ctx.embedder, question, k=ctx.k, recipe_name=recipe, link_k=ctx.link_k)
             chunks = found.chunks
-            details = {"mentions": found.mentions, "seeds": found.seed_entity_ids} if linked else {}
+            details = {"mentions": found.mentions, "seeds": found.seed_entity_ids,
+                       "titled": found.seed_title_chunk_ids} if linked else {}
             return RetrievalOutput(chunks=chunks, details=details)
 
         return EvalMethod(name=name, description=description, retrieve=retrieve,

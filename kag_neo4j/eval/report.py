@@ -15,7 +15,7 @@ from typing import Any
 from kag_neo4j.eval.paired import Difference
 from kag_neo4j.eval.runner import EvalRun, MethodSummary
 
-__all__ = ["chart", "markdown", "rich_table", "write_reports"]
+__all__ = ["chart", "link_lines", "markdown", "rich_table", "step_lines", "write_reports"]
 
 DASH = "–"
 
@@ -121,6 +121,15 @@ def step_lines(run: EvalRun) -> list[str]:
     return lines
 
 
+def link_lines(run: EvalRun) -> list[str]:
+    """A line per method that links the question's mentions to PageRank seeds: seeds per question, the
+    share that lead to a gold passage, the gold passages they reach (:mod:`kag_neo4j.eval.linking`)."""
+    return [(f"{s.method} linking: its mentions linked {_num(s.entities, 2)} entities and titled {_num(s.titles, 2)} "
+             f"documents per question ({_pct(s.no_seed)} % of questions neither); {_pct(s.seed_precision)} % of these "
+             f"seeds lead to a gold passage in one step, reaching {_pct(s.gold_reached)} % of the gold passages")
+            for s in run.methods if s.linked_questions]
+
+
 def markdown(run: EvalRun) -> str:
     """The run as a Markdown section: setup lines, the table, notes."""
     unit = "paragraph" if run.recall_unit == "paragraph" else "title"
@@ -147,7 +156,7 @@ def markdown(run: EvalRun) -> str:
         lines.append("| " + " | ".join(row_cells(run, summary)) + " |")
     notes = list(run.notes)
     notes += [f"{m.method}: {m.description}" for m in run.methods if m.description]
-    notes += step_lines(run)
+    notes += step_lines(run) + link_lines(run)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"

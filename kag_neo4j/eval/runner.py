@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import Corpus, Question, QuestionSet
+from kag_neo4j.eval.linking import LinkTally, tally_links
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput
 from kag_neo4j.eval.paired import Bootstrap, Difference, compare_to_baselines
@@ -71,6 +72,8 @@ class QuestionResult(BaseModel):
     qa_seconds: float | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     steps: StepTally | None = Field(default=None, description="a solver run's Retrieval steps, counted")
+    links: LinkTally | None = Field(default=None, description=(
+        "what the question's mentions linked to (the methods that link them)"))
     error: str | None = None
 
     @property
@@ -107,6 +110,13 @@ class MethodSummary(BaseModel):
         "mean Retrieval steps answered from the graph per question"))
     graph_step_gold: float | None = Field(default=None, description=(
         "the share of graph-answered steps that bound a gold hop answer (questions with gold hop answers)"))
+    linked_questions: int = Field(default=0, description="questions whose query-time entity links were scored")
+    entities: float | None = Field(default=None, description="mean entities the question's mentions linked to")
+    titles: float | None = Field(default=None, description="mean documents the question's mentions title")
+    seed_precision: float | None = Field(default=None, description=(
+        "the share of seeds (linked entities, titled documents) that lead to a gold passage in one step"))
+    gold_reached: float | None = Field(default=None, description="the share of gold passages some seed leads to")
+    no_seed: float | None = Field(default=None, description="the share of questions whose mentions linked to nothing")
     differences: dict[str, Difference] = Field(default_factory=dict, description=(
         "metric (R@k, EM, F1) -> the paired difference to the baseline, with its bootstrap interval"))
 
@@ -193,6 +203,18 @@ def _fill_documents(ctx: MethodContext, retrieval: RetrievalOutput) -> None:
                 chunk.document_id = documents.get(chunk.chunk_id, "")
 
 
+def _links(ctx: MethodContext, details: dict[str, Any], units: dict[str, str], gold_units: Sequence[str]) -> LinkTally:
+    def unit(document_id: str) -> str:
+        return units.get(document_id, f"document:{document_id}")
+
+    seeds = [str(seed) for seed in details["seeds"]]
+    documents = ctx.entity_documents(seeds)
+    titled = ctx.documents_of([str(chunk_id) for chunk_id in details.get("titled") or []])
+    return tally_links(len(details.get("mentions") or []),
+                       {seed: [unit(doc) for doc in documents.get(seed, [])] for seed in seeds},
+                       [unit(doc) for doc in dict.fromkeys(titled.values())], gold_units)
+
+
 def evaluate_question(
     method: EvalMethod,
     question: Question,
@@ -220,6 +242,8 @@ def evaluate_question(
             ranked = [r.unit or f"document:{r.document_id or r.chunk_id}" for r in row.retrieved]
             row.recall = {str(k): metrics.recall_at_k(ranked, gold_units, k) for k in k_values}
             row.details.update(retrieval.details)
+            if "seeds" in retrieval.details:
+                row.links = _links(ctx, retrieval.details, units, gold_units)
         if method.answer is not None:
             started = time.perf_counter()
             output = method.answer(question.question, retrieval)
@@ -281,6 +305,16 @@ def summarise(method: EvalMethod, rows: Iterable[QuestionResult], k_values: Sequ
         scored = [t for t in tallies if t.graph_gold is not None]
         graph_total = sum(t.graph for t in scored)
         summary.graph_step_gold = sum(t.graph_gold or 0 for t in scored) / graph_total if graph_total else None
+    links = [row.links for row in rows if row.links is not None and not row.error]
+    if links:
+        summary.linked_questions = len(links)
+        summary.entities = metrics.mean([float(t.entities) for t in links])
+        summary.titles = metrics.mean([float(t.titles) for t in links])
+        seeds = sum(t.seeds for t in links)
+        summary.seed_precision = sum(t.gold_seeds for t in links) / seeds if seeds else None
+        gold = sum(t.gold for t in links)
+        summary.gold_reached = sum(t.gold_reached for t in links) / gold if gold else None
+        summary.no_seed = sum(1 for t in links if t.seeds == 0) / len(links)
     return summary
 
 

@@ -36,6 +36,8 @@ class SearchResult(BaseModel):
     chunks: list[RankedChunk]
     mentions: list[str] = Field(default_factory=list)
     seed_entity_ids: list[str] = Field(default_factory=list)
+    seed_title_chunk_ids: list[str] = Field(default_factory=list, description=(
+        "the first chunks of the documents the mentions title, which seeded PageRank too"))
     ppr_backend: Literal["gds", "cypher"] | None = Field(default=None, description="who ranked by PageRank (None: the recipe has no PPR)")
     warnings: list[str] = Field(default_factory=list, description="what this server's retrieval lacks (e.g. no GDS)")
 
@@ -86,5 +88,6 @@ def search(
     chunks = found.chunks
     seeds = seeds or found.linked_entity_ids
     backend = ppr_backend(runner, config) if config.weights.ppr > 0 else None
-    return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds, ppr_backend=backend,
+    return SearchResult(question=question, chunks=chunks, mentions=mentions, seed_entity_ids=seeds,
+                        seed_title_chunk_ids=found.titled_chunk_ids, ppr_backend=backend,
                         warnings=runner.capabilities.warnings if backend else [])

@@ -213,11 +213,13 @@ def ppr_backend(runner: QueryRunner, config: RetrievalConfig) -> Literal["gds", 
 
 
 class HybridRetrieval(BaseModel):
-    """What one retrieval statement found: the fused chunks, best first, and the entities its
-    ``seed_keys`` linked (in the keys' order, then by id; empty when no chunk was found)."""
+    """What one retrieval statement found: the fused chunks, best first, the entities its
+    ``seed_keys`` linked (in the keys' order, then by id) and the first chunks of the documents they
+    title (by id; both empty when no chunk was found)."""
 
     chunks: list[RankedChunk]
     linked_entity_ids: list[str] = Field(default_factory=list)
+    titled_chunk_ids: list[str] = Field(default_factory=list)
 
 
 def hybrid_retrieve(
@@ -292,7 +294,8 @@ def hybrid_retrieval(
 
 def _result(rows: list[dict[str, Any]]) -> HybridRetrieval:
     linked = [str(entity_id) for entity_id in rows[0]["linked_ids"]] if rows else []
-    return HybridRetrieval(chunks=_chunks(rows), linked_entity_ids=linked)
+    titled = [str(chunk_id) for chunk_id in rows[0]["titled_ids"]] if rows else []
+    return HybridRetrieval(chunks=_chunks(rows), linked_entity_ids=linked, titled_chunk_ids=titled)
 
 
 def _chunks(rows: list[dict[str, Any]]) -> list[RankedChunk]:

@@ -60,3 +60,15 @@ def test_solver_methods_say_how_their_steps_were_answered() -> None:
             "(75.0 % of them bound a gold hop answer)") in text
     assert "- ours: 1.00 Retrieval steps per question, 1.00 answered from the graph (no gold hop answers" in text
     assert text.count("Retrieval steps per question") == 2, "only the methods that ran the solver get a line"
+
+
+def test_linking_methods_say_what_their_mentions_linked_to() -> None:
+    run = _run(qa=False)
+    run.methods.append(MethodSummary(method="ours", questions=2, errors=0, recall={"2": 0.5, "5": 1.0},
+                                     linked_questions=2, entities=1.0, titles=0.5, seed_precision=2 / 3,
+                                     gold_reached=0.5, no_seed=0.5))
+    text = markdown(run)
+    assert ("- ours linking: its mentions linked 1.00 entities and titled 0.50 documents per question (50.0 % of "
+            "questions neither); 66.7 % of these seeds lead to a gold passage in one step, reaching 50.0 % of the "
+            "gold passages") in text
+    assert text.count(" linking: ") == 1, "dense and naive link nothing"

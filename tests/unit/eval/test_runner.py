@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from kag_neo4j.cli.eval import parse_llm_spec, parse_solver_options
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
+from kag_neo4j.eval.linking import LinkTally
 from kag_neo4j.eval.methods import (
     EvalMethod,
     MethodContext,
@@ -168,3 +169,19 @@ def test_a_misspelt_knob_is_refused_by_the_python_api_too() -> None:
         SolverConfig(graf_confidence=0.6)  # type: ignore[call-arg]
     with pytest.raises(ValidationError, match="k_pr"):
         SolverConfig.model_validate({"retrieval": {"k_pr": 5}})
+
+
+def test_a_summary_pools_the_links_over_seeds_and_gold_passages() -> None:
+    def row(question_id: str, links: LinkTally | None) -> QuestionResult:
+        return QuestionResult(method="ours", question_id=question_id, question="?", gold_answers=[], gold_units=[],
+                              links=links)
+
+    rows = [row("q1", LinkTally(mentions=2, entities=2, titles=1, gold_seeds=2, gold=2, gold_reached=2)),
+            row("q2", LinkTally(mentions=1, entities=0, gold_seeds=0, gold=2, gold_reached=0)),
+            row("q3", None)]
+    summary = summarise(EvalMethod(name="ours", description="", retrieve=_retriever()), rows)
+    assert summary.linked_questions == 2 and (summary.entities, summary.titles) == (1.0, 0.5)
+    assert summary.seed_precision == 2 / 3, "pooled over seeds, not averaged over questions"
+    assert summary.gold_reached == 0.5 and summary.no_seed == 0.5
+    dense = summarise(EvalMethod(name="dense", description="", retrieve=_retriever()), [row("q1", None)])
+    assert dense.linked_questions == 0 and dense.seed_precision is None
