@@ -30,14 +30,20 @@ from kag_neo4j.solver.retrieval import (
 from kag_neo4j.store.database import Database
 
 
-def variants_for(k: int, hops: list[int], frontiers: list[int]) -> dict[str, RetrievalConfig]:
+def variants_for(
+    k: int, hops: list[int], frontiers: list[int], orders: tuple[bool, ...] | None = None,
+) -> dict[str, RetrievalConfig]:
+    """GDS (the reference), dense (for scale) and the local PageRank per hop count, frontier size and
+    frontier order (``orders``: ``ppr_frontier_per_degree`` values, the recipe's when None; named
+    ``/deg`` and ``/mass``)."""
     base = RECIPES["hybrid"].model_copy(update={"k": k, "k_ppr": k, "weights": RetrievalWeights(dense=0, fulltext=0, ppr=1)})
     variants = {"gds": base.model_copy(update={"ppr_backend": "gds"}),
                 "dense (for scale)": RECIPES["dense"].model_copy(update={"k": k})}
     for h in hops or [base.ppr_hops]:
         for f in frontiers or [base.ppr_frontier]:
-            variants[f"cypher h{h} f{f}"] = base.model_copy(update={"ppr_backend": "cypher", "ppr_hops": h,
-                                                                    "ppr_frontier": f})
+            for per_degree in orders or (base.ppr_frontier_per_degree,):
+                variants[f"cypher h{h} f{f} " + ("/deg" if per_degree else "/mass")] = base.model_copy(update={
+                    "ppr_backend": "cypher", "ppr_hops": h, "ppr_frontier": f, "ppr_frontier_per_degree": per_degree})
     return variants
 
 
@@ -89,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--hops", default="", help="comma-separated hop counts to compare (default: the recipe's)")
     parser.add_argument("--frontier", default="", help="comma-separated frontier sizes (default: the recipe's)")
+    parser.add_argument("--per-degree", choices=("recipe", "off", "on", "both"), default="recipe", help=(
+        "keep each hop's frontier as the recipe does, by mass (off), by mass per relationship (on), or compare both"))
     parser.add_argument("--data-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     settings = load_settings()
@@ -96,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     files = resolve_dataset(args.dataset, data_dir=args.data_dir)
     questions = [q.question for q in load_questions(files.questions, limit=args.limit).questions]
     variants = variants_for(args.k, [int(h) for h in args.hops.split(",") if h],
-                            [int(f) for f in args.frontier.split(",") if f])
+                            [int(f) for f in args.frontier.split(",") if f],
+                            {"recipe": None, "off": (False,), "on": (True,), "both": (False, True)}[args.per_degree])
     with Database.connect(settings) as db:
         rows = agreement(db, embedder, questions, variants)
     print(f"\n{args.dataset}, {len(questions)} questions\n")

@@ -100,6 +100,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     **{f"default+kppr{n}": ("hybrid", {"k_ppr": n}, "keys", None) for n in (3, 5, 8, 10, 15, 20)},
     "gds": ("hybrid-gds", {}, "keys", None),
     "gds+kppr20": ("hybrid-gds", {"k_ppr": 20}, "keys", None),
+    # synonym edges between similar entity names (benchmarks/synonym_edges.py writes them first)
+    "gds+synonyms": ("hybrid-gds", {}, "keys", "synonyms"),
     "default+kppr20-titles": ("hybrid", {"k_ppr": 20, "seed_titles": False}, "keys", None),
     **{f"default+rrf{r}_kppr{n}": ("hybrid", {"rrf_k": r, "k_ppr": n}, "keys", None)
        for r in (5, 10, 20) for n in (5, 8, 10)},
@@ -109,6 +111,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     "cypher": ("hybrid-cypher", {}, "keys", None),
     **{f"cypher_h{h}_f{f}": ("hybrid-cypher", {"ppr_hops": h, "ppr_frontier": f}, "keys", None)
        for h in (2, 3, 4, 5, 6) for f in (50, 100, 200, 400)},
+    # the frontier kept by mass (before) instead of mass per relationship (push-style local PageRank's order)
+    **{f"cypher_h4_f{f}_mass": ("hybrid-cypher", {"ppr_frontier": f, "ppr_frontier_per_degree": False}, "keys", None)
+       for f in (100, 200)},
 }
 
 _product_projection = retrieval.current_projection

@@ -1,9 +1,9 @@
-// hybrid_retrieval_local v4 — hybrid_retrieval (v5) with its Personalized PageRank computed in plain Cypher
+// hybrid_retrieval_local v5 — hybrid_retrieval (v6) with its Personalized PageRank computed in plain Cypher
 // over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
 // (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
 // Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).
 // Parameters: those of hybrid_retrieval.cypher but $graph_name, $max_iterations and $ppr_pool, plus
-// $ppr_hops (0-6) and $ppr_frontier (nodes kept at each hop).
+// $ppr_hops (0-6), $ppr_frontier (nodes kept at each hop) and $ppr_frontier_per_degree (how they are chosen).
 CALL () {
   CALL db.index.vector.queryNodes('chunk_embedding', $k_dense * $candidate_factor, $query_vector) YIELD node, score
   WHERE EXISTS { (node)-[:PART_OF]->(d:Document) WHERE coalesce(d.status, 'complete') = 'complete' }
@@ -51,7 +51,9 @@ CALL (dense, linked, titled) {
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   // local Personalized PageRank in plain Cypher (docs/scaling.md): the reset mass (1 / |seeds| on
   // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher),
-  // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most mass.
+  // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most
+  // mass or, with $ppr_frontier_per_degree, the most mass per relationship (what a push gives each neighbour; the
+  // order of push-style local PageRank, which pushes the nodes whose mass / degree is largest).
   // A chunk's score is the mass that visits it (the truncated power series of PPR, without its constant factor).
   // Only chunks are ranked, so the last push skips the frontier's chunks (their mass would reach entities only).
   // The hops are written out: a loop (reduce over COLLECT subqueries, which allow no aggregation inside
@@ -78,7 +80,9 @@ CALL (dense, linked, titled) {
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
-    ORDER BY mass DESC LIMIT $ppr_frontier
+    ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
+             CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
+    LIMIT $ppr_frontier
     RETURN collect({node: next, mass: mass}) AS frontier1
   }
   CALL (frontier1) {
@@ -100,7 +104,9 @@ CALL (dense, linked, titled) {
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
-    ORDER BY mass DESC LIMIT $ppr_frontier
+    ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
+             CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
+    LIMIT $ppr_frontier
     RETURN collect({node: next, mass: mass}) AS frontier2
   }
   CALL (frontier2) {
@@ -122,7 +128,9 @@ CALL (dense, linked, titled) {
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
-    ORDER BY mass DESC LIMIT $ppr_frontier
+    ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
+             CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
+    LIMIT $ppr_frontier
     RETURN collect({node: next, mass: mass}) AS frontier3
   }
   CALL (frontier3) {
@@ -144,7 +152,9 @@ CALL (dense, linked, titled) {
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
-    ORDER BY mass DESC LIMIT $ppr_frontier
+    ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
+             CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
+    LIMIT $ppr_frontier
     RETURN collect({node: next, mass: mass}) AS frontier4
   }
   CALL (frontier4) {
@@ -166,7 +176,9 @@ CALL (dense, linked, titled) {
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
-    ORDER BY mass DESC LIMIT $ppr_frontier
+    ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
+             CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
+    LIMIT $ppr_frontier
     RETURN collect({node: next, mass: mass}) AS frontier5
   }
   CALL (frontier5) {
@@ -188,7 +200,9 @@ CALL (dense, linked, titled) {
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
-    ORDER BY mass DESC LIMIT $ppr_frontier
+    ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
+             CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
+    LIMIT $ppr_frontier
     RETURN collect({node: next, mass: mass}) AS frontier6
   }
   UNWIND frontier0 + frontier1 + frontier2 + frontier3 + frontier4 + frontier5 + frontier6 AS visit

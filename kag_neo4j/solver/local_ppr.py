@@ -10,7 +10,10 @@ one step; a node's mass is split evenly over its relationships). The local versi
 
 * pushes the mass ``hops`` times: ``r_0 = s``, ``r_{t+1}(v) = Σ_{u ~ v} d · r_t(u) / deg(u)``;
 * after each push keeps only the ``frontier`` nodes with the most mass (ties: node key order), so
-  its cost is bounded by the seeds' neighbourhood, not by the graph;
+  its cost is bounded by the seeds' neighbourhood, not by the graph; with ``mentions`` (each node's
+  ``MENTIONED_IN`` relationships, ``RetrievalConfig.ppr_frontier_per_degree``) the nodes with the most
+  ``mass / (mentions + 1)``: what a push would give each of their neighbours, the order in which
+  push-style local PageRank pushes;
 * scores a node by ``Σ_t r_t(v)`` (the constant ``1 - d`` left out: ranks are what matter);
 * only chunks are ranked, so the last push moves mass onto chunks only (``ranked``).
 
@@ -29,7 +32,7 @@ __all__ = ["local_ppr"]
 
 def local_ppr(
     neighbours: Mapping[str, Sequence[str]], seeds: Sequence[str], *, damping: float, hops: int, frontier: int,
-    ranked: Collection[str] | None = None,
+    ranked: Collection[str] | None = None, mentions: Mapping[str, int] | None = None,
 ) -> dict[str, float]:
     """Scores of the nodes the seeds' mass reaches; ``neighbours[node]`` lists one entry per
     relationship (a node twice for two relationships). With ``ranked`` (the nodes whose scores are
@@ -48,7 +51,11 @@ def local_ppr(
             for other in around:
                 if hop < hops or ranked is None or other in ranked:
                     pushed[other] += damping * mass / len(around)
-        kept = sorted(pushed.items(), key=lambda item: (-item[1], item[0]))[:frontier]
+        if mentions is None:
+            kept = sorted(pushed.items(), key=lambda item: (-item[1], item[0]))[:frontier]
+        else:
+            per_relationship = {node: mass / (mentions.get(node, 0) + 1) for node, mass in pushed.items()}
+            kept = sorted(pushed.items(), key=lambda item: (-per_relationship[item[0]], item[0]))[:frontier]
         current = dict(kept)
         for node, mass in current.items():
             scores[node] += mass

@@ -93,6 +93,29 @@ def test_cypher_ppr_follows_its_reference_and_agrees_with_gds(
         assert len(set(local) & set(exact)) >= 9, (seeds, local, exact)
 
 
+def test_a_frontier_kept_by_mass_per_relationship_follows_its_reference(
+    random_graph: tuple[Database, dict[str, list[str]], list[str]],
+) -> None:
+    """A small frontier (4 nodes a hop) kept by mass / (mentions + 1): the procedure's list is the
+    reference's, and on some seeds it is not the list of the frontier kept by mass."""
+    db, neighbours, chunks = random_graph
+    embedder = HashingEmbedder(dimension=TEST_DIMENSION)
+    mentions = {row["id"]: row["mentions"] for row in db.read(
+        "MATCH (n) WHERE n:Entity OR n:Chunk RETURN n.id AS id, COUNT { (n)-[:MENTIONED_IN]-() } AS mentions")}
+    by_degree = RetrievalConfig(k=6, k_ppr=6, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher", ppr_hops=4,
+                                ppr_frontier=4, ppr_frontier_per_degree=True)
+    differs = 0
+    for seeds in (["e03"], ["e05", "e11"], ["e00", "e07", "e19"], ["e02", "e13"]):
+        local = _ppr_list(db, embedder, seeds, by_degree)
+        scores = local_ppr(neighbours, seeds, damping=by_degree.damping, hops=4, frontier=4, ranked=set(chunks),
+                           mentions=mentions)
+        expected = sorted((node for node in scores if node in chunks), key=lambda n: (-scores[n], n))[:6]
+        assert set(local) == set(expected), (seeds, local, expected)
+        by_mass = _ppr_list(db, embedder, seeds, by_degree.model_copy(update={"ppr_frontier_per_degree": False}))
+        differs += set(by_mass) != set(local)
+    assert differs, "the frontier's order changed no list: the test graph does not exercise it"
+
+
 def test_the_last_push_moves_mass_onto_chunks_only(db: Database) -> None:
     """Seeds on both sides: the dense chunk x (mentioning only e) and the entity a (in c and d). One hop
     with a frontier of one: e's share (0.25) is larger than c's or d's (0.125), but only chunks are

@@ -78,3 +78,20 @@ def test_single_shot_search_ranks_by_local_pagerank_of_four_hops() -> None:
     """The measured default of ``ours`` (benchmarks/results/latency-figures.md): one read, bounded cost."""
     assert RECIPES["hybrid"].ppr_backend == "cypher" and RECIPES["hybrid"].ppr_hops == 4
     assert RetrievalConfig().ppr_backend == "auto", "the solver's step retrieval: GDS where installed"
+
+
+def test_the_reference_keeps_the_frontier_by_mass_or_by_mass_per_relationship() -> None:
+    """Two hops, one node kept a hop: the hub h holds more mass after the first push (two relationships
+    to the seed) but spreads it over ten mentions; r holds less, over one. By mass the walk goes on from
+    h (to its chunk u); by mass per relationship from r (to t)."""
+    from kag_neo4j.solver.local_ppr import local_ppr
+
+    neighbours = {"s": ["h", "h", "r"], "h": ["s", "s", "u", *(f"x{i}" for i in range(8))], "r": ["s", "t"],
+                  "u": ["h"], "t": ["r"]}
+    chunks = {"u", "t", *(f"x{i}" for i in range(8))}
+    by_mass = local_ppr(neighbours, ["s"], damping=0.5, hops=2, frontier=1, ranked=chunks)
+    assert set(by_mass) == {"s", "h", "u"}
+    mentions = {"h": 10, "r": 1, "s": 0}
+    by_degree = local_ppr(neighbours, ["s"], damping=0.5, hops=2, frontier=1, ranked=chunks, mentions=mentions)
+    assert set(by_degree) == {"s", "r", "t"}
+    assert by_degree["r"] < by_mass["h"], "the node kept is the one with less mass"
