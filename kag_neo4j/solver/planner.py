@@ -4,7 +4,9 @@
   sent back once with the error (:func:`~kag_neo4j.prompts.plan.repair_plan_messages`); if that
   fails too — or the model fails — the question falls back to a one-step plan that retrieves
   chunks for the question itself (:func:`fallback_plan`), so a planning failure costs recall,
-  never an answer path.
+  never an answer path. A plan that names an entity of a worked example the question does not
+  name (a small model copying "Amsterdam's museums" for any question) is rejected like one that
+  does not parse (:func:`copied_example`).
 * **Iterative** (:meth:`Planner.next_step`): one call per step, shown the steps already run with
   their results; it returns the new steps, or signals that the ``Output`` is reached.
 """
@@ -14,19 +16,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from kag_neo4j.errors import LogicalFormError, ModelError, ModelUnavailableError
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.prompts.context import Language
 from kag_neo4j.prompts.iterate import RunStep, build_next_step_messages
-from kag_neo4j.prompts.plan import PlanResponse, build_plan_messages, repair_plan_messages
+from kag_neo4j.prompts.plan import CLASS_EXAMPLES, EXAMPLES, PlanResponse, build_plan_messages, repair_plan_messages
 from kag_neo4j.solver.lf.ast import Action, AliasRef, Element, OutputOp, Plan, RetrievalOp, Step
 from kag_neo4j.solver.lf.parse import parse_plan, plan_from_response
 from kag_neo4j.solver.lf.registry import OPERATORS, OperatorRegistry
+from kag_neo4j.solver.matching import normalise_name
 from kag_neo4j.solver.results import StepRecord
 from kag_neo4j.solver.runtime import Runtime
 
-__all__ = ["NextStep", "Planner", "fallback_plan"]
+__all__ = ["NextStep", "Planner", "copied_example", "fallback_plan"]
 
 
 def fallback_plan(question: str) -> Plan:
@@ -44,6 +48,40 @@ def fallback_plan(question: str) -> Plan:
             )
         ]
     )
+
+
+def _named(plan: Plan) -> list[str]:
+    """The entity names the plan's Retrieval actions write (``[`name`]``)."""
+    return [element.name for _, action in plan.actions() if isinstance(action.operator, RetrievalOp)
+            for _, element in action.operator.elements() if element.name]
+
+
+@cache
+def _example_names() -> frozenset[str]:
+    """The (normalised) entity names the worked examples of the planner prompt write."""
+    shown = [example for examples in EXAMPLES.values() for example in examples] + list(CLASS_EXAMPLES.values())
+    return frozenset(normalise_name(name) for example in shown for name in _named(parse_plan(example.logical_form)))
+
+
+def copied_example(plan: Plan, question: str) -> str | None:
+    """The first entity the plan names that a worked example names and ``question`` does not
+    (the plan is then a copy of the example, not of the question); ``None`` when there is none."""
+    asked = normalise_name(question)
+    for name in _named(plan):
+        key = normalise_name(name)
+        if key and key in _example_names() and key not in asked:
+            return name
+    return None
+
+
+def _checked(plan: Plan, question: str) -> Plan:
+    copied = copied_example(plan, question)
+    if copied is not None:
+        raise LogicalFormError(
+            f"the plan names `{copied}`, an entity of a worked example that the question does not name; "
+            "plan the question itself"
+        )
+    return plan
 
 
 @dataclass
@@ -86,11 +124,11 @@ class Planner:
         try:
             response = self._ask(record, messages)
             try:
-                return plan_from_response(response, self.operators), False
+                return _checked(plan_from_response(response, self.operators), question), False
             except LogicalFormError as first:
                 record.note += f"plan rejected: {first}; "
                 retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return plan_from_response(self._ask(record, retry), self.operators), False
+                return _checked(plan_from_response(self._ask(record, retry), self.operators), question), False
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
@@ -108,16 +146,21 @@ class Planner:
         try:
             response = self._ask(record, messages)
             try:
-                return self._compose(done, response.logical_form, self.operators)
+                return self._checked_step(question, done, response.logical_form)
             except LogicalFormError as first:
                 record.note += f"step rejected: {first}; "
                 retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return self._compose(done, self._ask(record, retry).logical_form, self.operators)
+                return self._checked_step(question, done, self._ask(record, retry).logical_form)
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
             record.error = str(exc)
             return None
+
+    def _checked_step(self, question: str, done: Sequence[Step], reply: str) -> NextStep:
+        step = self._compose(done, reply, self.operators)
+        _checked(step.plan, question)
+        return step
 
     @staticmethod
     def _compose(done: Sequence[Step], reply: str, operators: OperatorRegistry | None = None) -> NextStep:

@@ -131,6 +131,34 @@ Action2: Output(o1)""")
     assert answer.answer not in {"是", "yes"} and set(answer.answer.split("、")) == _classes(person)
 
 
+def test_when_planning_fails_the_fallback_step_reads_the_class_of_whom_the_question_names(risk: Database) -> None:
+    assert OWNER in _classes(_person("柏*"))
+    # the offline planner's own failure on this question: an invalid plan, then a copy of a worked example
+    copied = "Step1: 阿姆斯特丹有哪些博物馆？\nAction1: Retrieval(s=s1:Museum, p=p1:locatedIn, o=o1:City[`阿姆斯特丹`])\n" \
+             "Action2: Output(s1)"
+    llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Deduce(op=equal, content=[`o2`, `o3`], target=`x`)->d1"},
+                       {"logical_form": copied}])  # any further model call fails the test
+    answer = KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("柏*是赌博App老板吗？")
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source == "graph" and step.llm_calls == 0
+    assert {f.subject_id for f in step.facts} == {f"Person:#{_person('柏*')}"}
+    assert answer.known and answer.answer == "是"
+    rule = f"RiskMining:Person-belongTo->TaxOfRiskUser/{OWNER}"
+    assert [(f.object, f.derived_by) for f in answer.kg_path] == [(OWNER, rule)] and _stored_rules(risk, answer) == {rule}
+
+
+def test_a_step_naming_nobody_gives_the_sub_answer_the_facts_of_whom_its_question_names(risk: Database) -> None:
+    person = f"Person:#{_person('裘**')}"
+    plan = "Step1: 裘**用过哪些设备？\nAction1: Retrieval(s=s1, p=p1, o=o1)\nAction2: Output(o1)"
+    llm = ScriptedLLM([{"logical_form": plan}, {"answer": "", "evidence": []}])
+    answer = KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("裘**用过哪些设备？", trace=False)
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source == "graph+chunks" and step.facts
+    assert all(person in (f.subject_id, f.object_id) for f in step.facts), "facts about someone else"
+    shown = llm.calls[1].messages[-1].content  # the sub-answer's prompt
+    assert all(f"{f.subject} | {f.predicate} | {f.object}" in shown for f in step.facts)
+
+
 def _affected() -> set[str]:
     """concept.rule over the excerpt: the 价格上涨 event's product P -> every company making a
     product ``down`` with (P)-[:hasSupplyChain]->(down:Product); CompanyUpdate.csv replaces a

@@ -6,7 +6,10 @@ How a Retrieval runs (every query a ``.cypher`` file, every value a parameter, r
    the anchors), *named* (``[`Ada Pembroke`]``: linked by ``procedures/link_entities.cypher`` —
    fulltext + vector over names/aliases/descriptions, widened through the concept graph), or
    *free* (what the step looks for). A linked entity anchors the hop only when its name is close
-   to the mention; otherwise it only seeds PPR.
+   to the mention; otherwise it only seeds PPR. A step whose ends are all free (the fallback
+   plan, or a small model that left the name out) is anchored on the entities its sub-question
+   spells out: their facts are read as in 2, and a concept membership whose class the
+   sub-question names (``柏*是赌博App老板吗？``) answers like one asked with ``p=belongTo``.
 2. **Graph facts** (schema relations, open facts, properties). ``cypher/solver/one_hop.cypher``
    runs from the anchors with the predicate as a normalised value and the constraints as values;
    when the exact predicate finds nothing, every fact around the anchors is read and ranked by
@@ -209,8 +212,12 @@ def _fact_from_row(row: Mapping[str, Any]) -> KGFact:
 
 
 def _hop_candidates(
-    rt: Runtime, record: StepRecord, op: RetrievalOp, anchor: End, other: End, predicate: str | None
+    rt: Runtime, record: StepRecord, op: RetrievalOp, anchor: End, other: End, predicate: str | None,
+    *, asked: str | None = None,
 ) -> list[_Candidate]:
+    """The facts around ``anchor`` that may answer the hop, scored by how well their predicate
+    says ``predicate``; ``asked`` (the step's question, for a step that names no predicate) lets
+    a concept membership whose class the question spells out score as asked for."""
     params: dict[str, Any] = {
         "anchor_ids": anchor.ids, "anchor_role": anchor.role, "other_ids": other.ids or None,
         "other_type": None, "constraints": _constraints(op),
@@ -231,7 +238,7 @@ def _hop_candidates(
         similarity = 1.0 if exact else (predicate_similarity(predicate, row["predicate"]) if predicate else 0.5)
         classes = [str(label) for label in row.get("class_types") or []]
         if classes:  # a concept membership answers what asks for its class, by type or by name
-            similarity = max(similarity, membership_similarity(predicate, other.element.type, classes, str(value)))
+            similarity = max(similarity, membership_similarity(predicate or asked, other.element.type, classes, str(value)))
         trusted = (not row["open_fact"]) or float(row["confidence"]) >= rt.config.graph_confidence
         candidates.append(
             _Candidate(
@@ -303,9 +310,20 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         if end.kind == "named":
             ctx.bind(end.element.alias, end.items, "graph" if end.ids else "none")
 
+    asked: str | None = None
+    mentioned: list[str] | None = None
+    if anchor is None and s.kind == o.kind == "free":
+        # the plan named nobody (the fallback plan, or a small model's): start from the entities
+        # the sub-question spells out, and read what the graph says of them
+        mentioned = _mentioned(rt, record, question)
+        if mentioned:
+            anchor, other = End(role="s", element=s.element, kind="named", ids=mentioned, seeds=mentioned), o
+            asked = None if predicate else question
+            record.note += f"anchored on {len(mentioned)} entities the question names; "
+
     candidates: list[_Candidate] = []
     if anchor is not None and other is not None:
-        candidates = _hop_candidates(rt, record, op, anchor, other, predicate)
+        candidates = _hop_candidates(rt, record, op, anchor, other, predicate, asked=asked)
         if anchor.role == "s" and other.kind == "free" and (other.element.type in value_types or other.element.type is None):
             candidates += _property_candidates(rt, record, anchor, predicate)
     candidates.sort(key=lambda c: (-c.similarity, not c.forward, -c.fact.confidence))
@@ -350,7 +368,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         text = f"{question} ({'; '.join(extra[:4])})"
     seeds = list(dict.fromkeys(sid for end in (s, o) for sid in end.seeds))
     if not seeds:  # the plan named nobody: seed PPR with entities the sub-question spells out
-        seeds = _mentioned(rt, record, question)
+        seeds = mentioned if mentioned is not None else _mentioned(rt, record, question)
     chunks = retrieve_chunks(rt, record, text, seeds, names=names)
     weak = [c for c in candidates if c.similarity > 0][: rt.config.budget.max_facts]
     facts = [Fact(subject=c.fact.subject, predicate=c.fact.predicate, object=c.fact.object + c.note) for c in weak]
@@ -394,16 +412,24 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     ctx.bind(target.element.alias, [item], record.source)
 
 
+def _spelled(name: str, text: str, plain: str) -> bool:
+    """Whether ``name`` appears verbatim in ``text`` (``plain``: the text normalised): a CJK name
+    of two characters or more anywhere (as written, so a masked ``柏*`` counts), another name of
+    three or more as whole words."""
+    if _CJK.search(name):
+        written = "".join(name.split())
+        return (len(written) >= 2 and written in "".join(text.split())) or (
+            len(normalise_name(name)) >= 2 and normalise_name(name) in plain)
+    key = normalise_name(name)
+    return len(key) >= 3 and f" {key} " in f" {plain} "
+
+
 def _mentioned(rt: Runtime, record: StepRecord, text: str) -> list[str]:
     """Entities whose name (or an alias) appears verbatim in ``text``."""
     plain = normalise_name(text)
-    spaced = f" {plain} "
     found = []
     for entity in link_mention(rt, record, text, None):
-        names = [normalise_name(n) for n in [entity.name, *entity.aliases]]
-        if any(
-            (n in plain and len(n) >= 2) if _CJK.search(n) else (len(n) >= 3 and f" {n} " in spaced) for n in names
-        ):
+        if any(_spelled(name, text, plain) for name in [entity.name, *entity.aliases]):
             found.append(entity.id)
             record.used.append(Used(kind="Entity", id=entity.id, rank=len(found), score=round(entity.score, 6)))
     return found

@@ -11,7 +11,8 @@ from kag_neo4j.errors import LogicalFormError, StructuredOutputError
 from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.solver.lf.ast import OutputOp, RetrievalOp
 from kag_neo4j.solver.lf.parse import parse_plan
-from kag_neo4j.solver.planner import Planner, fallback_plan
+from kag_neo4j.prompts.plan import EXAMPLES
+from kag_neo4j.solver.planner import Planner, copied_example, fallback_plan
 from kag_neo4j.solver.runtime import Runtime, SolverConfig
 
 GOOD = """\
@@ -61,6 +62,43 @@ def test_planning_failure_falls_back_to_one_chunk_retrieval_step(responses: list
     assert fallback and record.error
     assert plan == fallback_plan("When was the Harrow Valley Rail Company founded?")
     assert len(llm.calls) <= 2
+
+
+def test_a_copy_of_a_worked_example_is_rejected_then_falls_back() -> None:
+    copy = EXAMPLES["zh"][-1].logical_form  # the museums of Amsterdam, for a question about someone else
+    llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": copy}])
+    planner, rt = _planner(llm)
+    record = rt.new_record("Plan")
+    plan, fallback = planner.plan("柏*是赌博App老板吗？", record)
+    assert fallback and plan == fallback_plan("柏*是赌博App老板吗？")
+    assert "阿姆斯特丹" in (record.error or "") and len(llm.calls) == 2
+
+
+def test_a_copied_example_is_sent_back_with_the_name_it_copied() -> None:
+    copy = EXAMPLES["en"][0].logical_form
+    llm = ScriptedLLM([{"logical_form": copy}, {"logical_form": GOOD}])
+    planner, rt = _planner(llm)
+    plan, fallback = planner.plan("When was the Harrow Valley Rail Company founded?", rt.new_record("Plan"))
+    assert not fallback and plan == parse_plan(GOOD)
+    assert "The Little Prince" in llm.calls[1].messages[-1].content
+
+
+def _one_step(element: str) -> str:
+    return f"Step1: x\nAction1: Retrieval(s={element}, p=p1:about, o=o1:Thing)\nAction2: Output(o1)"
+
+
+@pytest.mark.parametrize(
+    ("question", "plan", "copied"),
+    [
+        ("How old was the author of The Little Prince?", _one_step("s1:Book[`The Little Prince`]"), None),
+        ("阿姆斯特丹的博物馆有哪些？", EXAMPLES["zh"][-1].logical_form, None),  # the question names it
+        ("When did the Rhine Valley Railway open?", _one_step("s1:Railway[`Rhine Valley Railway`]"), None),
+        ("Who designed the Rijksmuseum?", EXAMPLES["en"][1].logical_form, "Amsterdam"),
+        ("Who designed the Rijksmuseum?", _one_step("s1:Museum[`the Rhine`]"), "the Rhine"),
+    ],
+)
+def test_only_example_names_the_question_does_not_write_count_as_copied(question: str, plan: str, copied: str | None) -> None:
+    assert copied_example(parse_plan(plan), question) == copied
 
 
 def test_the_fallback_plan_retrieves_for_the_question_itself() -> None:
