@@ -48,12 +48,14 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return [{k.strip(): (v or "").strip() for k, v in row.items()} for row in csv.DictReader(handle)]
 
 
-def _load(db: Database, settings: Settings, demo: str, schema_name: str, rule_file: str, as_of: str) -> None:
+def _load(db: Database, settings: Settings, demo: str, schema_name: str, rule_file: str | None = None,
+          as_of: str | None = None) -> None:
     schema_file = FIXTURES / "schemas" / schema_name
     schema = load_schema(str(schema_file))
     load([DEMOS / demo], db, settings, LoadOptions(mode="light", spg_schema=schema, similarity=None),
          embedder=HashingEmbedder(TEST_DIMENSION), read_options=with_schema_types(ReadOptions(), schema))
-    apply_and_register(db, load_rules([schema_file, RULES / rule_file]), as_of=as_of)
+    if rule_file is not None:
+        apply_and_register(db, load_rules([schema_file, RULES / rule_file]), as_of=as_of)
 
 
 @pytest.fixture
@@ -65,6 +67,12 @@ def risk(db: Database, test_settings: Settings) -> Database:
 @pytest.fixture
 def supply(db: Database, test_settings: Settings) -> Database:
     _load(db, test_settings, "supplychain", "SupplyChain.schema", "supplychain_concept.rule", "2023-09-30")
+    return db
+
+
+@pytest.fixture
+def medicine(db: Database, test_settings: Settings) -> Database:
+    _load(db, test_settings, "medicine", "Medicine.schema")
     return db
 
 
@@ -157,6 +165,30 @@ def test_a_step_naming_nobody_gives_the_sub_answer_the_facts_of_whom_its_questio
     assert all(person in (f.subject_id, f.object_id) for f in step.facts), "facts about someone else"
     shown = llm.calls[1].messages[-1].content  # the sub-answer's prompt
     assert all(f"{f.subject} | {f.predicate} | {f.object}" in shown for f in step.facts)
+
+
+def test_the_medicines_of_a_disease_come_from_its_typed_facts(medicine: Database) -> None:
+    folder = DEMOS / "medicine"
+    (disease,) = [r for r in _rows(folder / "Disease.csv") if r["title"] == "甲状腺结节"]
+    names = {disease["title"], *(a for a in disease["alias"].split(",") if a)}
+    want = {r["O"] for r in _rows(folder / "SPO.csv") if r["S"] in names and r["P"] in {"applicableMedicine", "适用药品"}}
+    assert want
+    answer = _ask(medicine, "甲状腺结节可以吃什么药？", """\
+Step1: 甲状腺结节的适用药品有哪些？
+Action1: Retrieval(s=s1:Disease[`甲状腺结节`], p=p1:applicableMedicine, o=o1:Medicine)
+Action2: Output(o1)""")
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source == "graph" and step.llm_calls == 0
+    assert answer.known and set(answer.answer.split("、")) == want
+    assert {(f.subject_id, f.predicate) for f in answer.kg_path} == {(f"Disease:#{disease['idx']}", "applicableMedicine")}
+
+
+def test_the_planner_reads_the_schema_s_display_names(medicine: Database) -> None:
+    summary = read_graph_schema(medicine).summary()
+    types = next(line for line in summary.splitlines() if line.startswith("Entity types:"))
+    relations = next(line for line in summary.splitlines() if line.startswith("Relations:"))
+    assert "Disease(疾病)" in types and "Medicine(药品)" in types  # of 22 types, those the relations connect
+    assert "applicableMedicine(Disease->Medicine, 适用药品)" in relations
 
 
 def _affected() -> set[str]:
