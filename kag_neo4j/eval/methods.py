@@ -62,6 +62,7 @@ __all__ = [
     "MethodContext",
     "QAOutput",
     "RetrievalOutput",
+    "SeedLinks",
     "available_methods",
     "build_methods",
 ]
@@ -72,12 +73,21 @@ log = logging.getLogger(__name__)
 DEFAULT_METHODS: tuple[str, ...] = ("dense", "fulltext", "dense+ppr", "ours", "graphrag-vector", "graphrag-hybrid")
 
 
+class SeedLinks(BaseModel):
+    """What a method that links the question seeded PageRank with (the eval tallies it: ``linking.py``)."""
+
+    mentions: list[str] = Field(default_factory=list, description="the question's mentions")
+    seeds: list[str] = Field(default_factory=list, description="the entities they linked to")
+    titled: list[str] = Field(default_factory=list, description="the first chunks of the documents they title")
+
+
 class RetrievalOutput(BaseModel):
     """A method's chunks, best first (``document_id`` is filled in after timing when a retriever lacks it)."""
 
     chunks: list[RankedChunk]
     details: dict[str, Any] = Field(default_factory=dict)
     steps: list[StepOutcome] | None = Field(default=None, description="a solver run's Retrieval steps")
+    links: SeedLinks | None = Field(default=None, description="a linking method's seeds (None: it links nothing)")
 
 
 class QAOutput(BaseModel):
@@ -161,10 +171,10 @@ def _cypher_method(name: str, recipe: str, description: str, *, linked: bool) ->
 
         def retrieve(question: str) -> RetrievalOutput:
             found = search(ctx.db, ctx.embedder, question, k=ctx.k, recipe_name=recipe, link_k=ctx.link_k)
-            chunks = found.chunks
-            details = {"mentions": found.mentions, "seeds": found.seed_entity_ids,
-                       "titled": found.seed_title_chunk_ids} if linked else {}
-            return RetrievalOutput(chunks=chunks, details=details)
+            if not linked:
+                return RetrievalOutput(chunks=found.chunks)
+            links = SeedLinks(mentions=found.mentions, seeds=found.seed_entity_ids, titled=found.seed_title_chunk_ids)
+            return RetrievalOutput(chunks=found.chunks, details=links.model_dump(), links=links)
 
         return EvalMethod(name=name, description=description, retrieve=retrieve,
                           config={"recipe": recipe, **config.model_dump(), "linked": linked, "link_k": ctx.link_k})

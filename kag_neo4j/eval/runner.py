@@ -27,7 +27,7 @@ from kag_neo4j.eval import metrics
 from kag_neo4j.eval.datasets import Corpus, Question, QuestionSet
 from kag_neo4j.eval.linking import LinkTally, tally_links
 from kag_neo4j.eval.loading import LoadStatus
-from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput
+from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput, SeedLinks
 from kag_neo4j.eval.paired import Bootstrap, Difference, compare_to_baselines
 from kag_neo4j.eval.steps import StepTally, tally_steps
 
@@ -203,14 +203,14 @@ def _fill_documents(ctx: MethodContext, retrieval: RetrievalOutput) -> None:
                 chunk.document_id = documents.get(chunk.chunk_id, "")
 
 
-def _links(ctx: MethodContext, details: dict[str, Any], units: dict[str, str], gold_units: Sequence[str]) -> LinkTally:
+def _links(ctx: MethodContext, links: SeedLinks, units: dict[str, str], gold_units: Sequence[str]) -> LinkTally:
     def unit(document_id: str) -> str:
         return units.get(document_id, f"document:{document_id}")
 
-    seeds = [str(seed) for seed in details["seeds"]]
+    seeds = links.seeds
     documents = ctx.entity_documents(seeds)
-    titled = ctx.documents_of([str(chunk_id) for chunk_id in details.get("titled") or []])
-    return tally_links(len(details.get("mentions") or []),
+    titled = ctx.documents_of(links.titled)
+    return tally_links(len(links.mentions),
                        {seed: [unit(doc) for doc in documents.get(seed, [])] for seed in seeds},
                        [unit(doc) for doc in dict.fromkeys(titled.values())], gold_units)
 
@@ -242,8 +242,8 @@ def evaluate_question(
             ranked = [r.unit or f"document:{r.document_id or r.chunk_id}" for r in row.retrieved]
             row.recall = {str(k): metrics.recall_at_k(ranked, gold_units, k) for k in k_values}
             row.details.update(retrieval.details)
-            if "seeds" in retrieval.details:
-                row.links = _links(ctx, retrieval.details, units, gold_units)
+            if retrieval.links is not None:
+                row.links = _links(ctx, retrieval.links, units, gold_units)
         if method.answer is not None:
             started = time.perf_counter()
             output = method.answer(question.question, retrieval)
