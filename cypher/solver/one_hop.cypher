@@ -6,7 +6,8 @@
 // A concept membership (BELONGS_TO, stored or derived by a rule) is the predicate `belongTo` (KAG's
 // name for it) and reaches the :Concept, also when every fact around the anchors is read
 // ($predicates null): a plan that names the class by another word (`isRiskUser`) still finds it.
-// `class_types` are the concept's own type labels (`TaxOfRiskUser`), empty for other facts.
+// `class_types` are the concept's own type labels (`TaxOfRiskUser`), empty for other facts. When every
+// fact is read, the memberships come first: an entity with hundreds of facts keeps its classes.
 // $predicates: relation types / open predicates to accept (kag_neo4j.store.keys.predicate_key), or null for any.
 // $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
 // Events (loaded, or created by a rule's Action: KAG's event chains) are reached, and hopped
@@ -47,5 +48,6 @@ RETURN s.id AS subject_id, s.name AS subject, predicate, o.id AS object_id, o.na
        coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.confidence, 1.0) AS confidence,
        CASE WHEN type(r) = 'BELONGS_TO' AND other:Concept
             THEN [l IN labels(other) WHERE NOT l IN ['Concept', 'Entity']] ELSE [] END AS class_types
-ORDER BY stored_forward DESC, open_fact ASC, confidence DESC, subject_id, object_id
+ORDER BY type(r) = 'BELONGS_TO' AND $predicates IS NULL DESC, stored_forward DESC, open_fact ASC, confidence DESC,
+         subject_id, object_id
 LIMIT $limit

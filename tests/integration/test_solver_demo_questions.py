@@ -31,6 +31,7 @@ from kag_neo4j.rules.registry import apply_and_register
 from kag_neo4j.schema.validate import load_schema
 from kag_neo4j.solver.graph_schema import read_graph_schema
 from kag_neo4j.solver.results import Answer
+from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store.database import Database, connection_for
 from tests.integration.cli_env import connection_env
 from tests.integration.conftest import TEST_DIMENSION
@@ -139,14 +140,19 @@ Action2: Output(o1)""")
     assert answer.answer not in {"是", "yes"} and set(answer.answer.split("、")) == _classes(person)
 
 
-def test_when_planning_fails_the_fallback_step_reads_the_class_of_whom_the_question_names(risk: Database) -> None:
+@pytest.mark.parametrize("widen_limit", [SolverConfig().widen_limit, 1])  # 1: more facts than one read keeps
+def test_when_planning_fails_the_fallback_step_reads_the_class_of_whom_the_question_names(
+    risk: Database, widen_limit: int
+) -> None:
     assert OWNER in _classes(_person("柏*"))
+    assert len(risk.read("MATCH (p:Person {record_id: $id})--(o) RETURN o", id=_person("柏*"))) > 1
     # the offline planner's own failure on this question: an invalid plan, then a copy of a worked example
     copied = "Step1: 阿姆斯特丹有哪些博物馆？\nAction1: Retrieval(s=s1:Museum, p=p1:locatedIn, o=o1:City[`阿姆斯特丹`])\n" \
              "Action2: Output(s1)"
     llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Deduce(op=equal, content=[`o2`, `o3`], target=`x`)->d1"},
                        {"logical_form": copied}])  # any further model call fails the test
-    answer = KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("柏*是赌博App老板吗？")
+    config = SolverConfig(widen_limit=widen_limit)
+    answer = KAG(risk, llm, HashingEmbedder(TEST_DIMENSION), config=config).ask("柏*是赌博App老板吗？")
     (step,) = [s for s in answer.steps if s.op == "Retrieval"]
     assert step.source == "graph" and step.llm_calls == 0
     assert {f.subject_id for f in step.facts} == {f"Person:#{_person('柏*')}"}
