@@ -2,10 +2,9 @@
 
 The vocabulary comes from the data (entity labels, relationship types, the most frequent open
 predicates) and from any SPG schema applied with ``kag-neo4j schema apply`` (types, relations
-with their domain and range, literal properties, and the display names the schema gives them:
-``Medicine(药品)``, so a question in the schema's other language meets its names). The planner
-sees a short summary — long prompts are slow on a local model; when there are more types than it
-shows, the types the relations connect come first — and :func:`kag_neo4j.solver.validate.validate_plan` gets a
+with their domain and range, literal properties). The planner sees a short summary — long
+prompts are slow on a local model; of more types than it shows, those the relations connect
+come first — and :func:`kag_neo4j.solver.validate.validate_plan` gets a
 :class:`~kag_neo4j.solver.validate.SimpleSchema` built from the same names. Only names that pass
 :func:`~kag_neo4j.store.identifiers.check_identifier` enter that schema, and never the labels
 or relationship types kag-neo4j uses itself (:func:`~kag_neo4j.store.identifiers.is_reserved_label`,
@@ -26,17 +25,6 @@ from kag_neo4j.store.identifiers import check_identifier, is_reserved_label, is_
 __all__ = ["GraphSchema", "read_graph_schema"]
 
 log = logging.getLogger(__name__)
-
-_DISPLAY_CHARS = 40
-
-
-def _display(value: object) -> str | None:
-    """A display name fit for the prompt: one line, short; ``None`` when there is none."""
-    if not isinstance(value, str):
-        return None
-    text = " ".join(value.split())[:_DISPLAY_CHARS]
-    return text or None
-
 
 def _safe(name: object, what: str) -> str | None:
     if not isinstance(name, str):
@@ -59,8 +47,6 @@ class GraphSchema:
     #: concept classes the registered rules classify into, by concept type (``TaxOfRiskUser``:
     #: ``["赌博App开发者", "赌博App老板"]``)
     classes: dict[str, list[str]] = field(default_factory=dict)
-    #: display names the SPG schemas give types and predicates (``Medicine``: ``药品``)
-    display: dict[str, str] = field(default_factory=dict)
 
     def simple_schema(self) -> SimpleSchema:
         types = set(self.types)
@@ -72,26 +58,27 @@ class GraphSchema:
         parents = {c: p for c, p in self.parents.items() if c in types and p in types}
         return SimpleSchema.build(types, predicates.values(), parents=parents)
 
-    def _named(self, name: str, *details: str) -> str:
-        shown = [*(d for d in details if d), *([self.display[name]] if name in self.display else [])]
-        return f"{name}({', '.join(shown)})" if shown else name
-
     def summary(self, max_items: int = 16) -> str:
-        """A few lines for the planner prompt (empty when the graph has no vocabulary yet). Types
-        and predicates carry their display names; of more than ``max_items`` types, those the
-        relations shown connect come first."""
+        """A few lines for the planner prompt (empty when the graph has no vocabulary yet). Of more
+        than ``max_items`` types, those the relations shown connect come first."""
         lines = []
         specs = list(self.relations.values())[:max_items]
         if self.types:
-            connected = {t for spec in specs for t in (spec.domain, spec.range) if t}
-            types = [t for t in self.types if t in connected] + [t for t in self.types if t not in connected]
-            lines.append("Entity types: " + ", ".join(self._named(t) for t in types[:max_items]))
-        relations = [self._named(spec.name, f"{spec.domain}->{spec.range}" if spec.domain and spec.range else "")
-                     for spec in specs]
+            types = self.types
+            if len(types) > max_items:
+                connected = {t for spec in specs for t in (spec.domain, spec.range) if t}
+                types = [t for t in types if t in connected] + [t for t in types if t not in connected]
+            lines.append("Entity types: " + ", ".join(types[:max_items]))
+        relations = []
+        for spec in specs:
+            if spec.domain and spec.range:
+                relations.append(f"{spec.name}({spec.domain}->{spec.range})")
+            else:
+                relations.append(spec.name)
         if relations:
             lines.append("Relations: " + ", ".join(relations))
         if self.properties:
-            lines.append("Properties: " + ", ".join(self._named(n) for n in list(self.properties)[:max_items]))
+            lines.append("Properties: " + ", ".join(list(self.properties)[:max_items]))
         if self.open_predicates:
             lines.append("Other predicates: " + ", ".join(self.open_predicates[:max_items]))
         if self.classes:
@@ -113,7 +100,6 @@ def _add_spg_schemas(db: Database, schema: GraphSchema) -> None:
                 continue
             if label not in schema.types:
                 schema.types.append(label)
-            _add_display(schema, label, spg_type.display_name)
             if spg_type.parent:
                 parent = _safe(spg_type.parent, "schema type")
                 if parent:
@@ -125,19 +111,10 @@ def _add_spg_schemas(db: Database, schema: GraphSchema) -> None:
                     schema.properties.setdefault(
                         name, PredicateSpec(name, label, value_type if value_type in VALUE_TYPES else None)
                     )
-                    _add_display(schema, name, prop.display_name)
             for relation in spg_type.own_relations:
                 name = _safe(relation.rel_type, "schema relation")
                 if name:
                     schema.relations[name] = PredicateSpec(name, relation.source, relation.target)
-                    _add_display(schema, name, relation.display_name)
-
-
-def _add_display(schema: GraphSchema, name: str, display_name: object) -> None:
-    """Keep the first display name given to ``name`` when it says more than the name itself."""
-    shown = _display(display_name)
-    if shown and shown != name:
-        schema.display.setdefault(name, shown)
 
 
 def _add_rule_heads(db: Database, schema: GraphSchema) -> None:

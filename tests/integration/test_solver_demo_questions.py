@@ -189,12 +189,12 @@ Action2: Output(o1)""")
     assert {(f.subject_id, f.predicate) for f in answer.kg_path} == {(f"Disease:#{disease['idx']}", "applicableMedicine")}
 
 
-def test_the_planner_reads_the_schema_s_display_names(medicine: Database) -> None:
+def test_of_the_medicine_schema_s_many_types_the_planner_sees_those_its_relations_connect(medicine: Database) -> None:
     summary = read_graph_schema(medicine).summary()
     types = next(line for line in summary.splitlines() if line.startswith("Entity types:"))
-    relations = next(line for line in summary.splitlines() if line.startswith("Relations:"))
-    assert "Disease(疾病)" in types and "Medicine(药品)" in types  # of 22 types, those the relations connect
-    assert "applicableMedicine(Disease->Medicine, 适用药品)" in relations
+    assert len(read_graph_schema(medicine).types) > 16
+    assert "Disease," in types and "Medicine," in types and "Symptom" in types
+    assert "applicableMedicine(Disease->Medicine)" in summary
 
 
 def _affected() -> set[str]:
