@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(default=1, ge=1)
     llm_threads: int = Field(default=2, ge=1)
     llm_context: int = Field(default=4096, ge=512)
+    #: how full extraction asks the model to write its reply: positional rows (about half the
+    #: tokens of keyed objects, measured in BENCHMARKS.md) or keyed objects
+    extract_format: Literal["rows", "objects"] = "rows"
     #: a name registered in kag_neo4j.models.providers (e5, sentence-transformers, openai, hashing, or yours)
     embedder: str = "e5"
     embedding_model: str | None = None

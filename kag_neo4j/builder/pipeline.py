@@ -262,7 +262,11 @@ def build_extractor(
         from kag_neo4j.models import build_llm
 
         llm = build_llm(settings)
-    return Extraction(mode=mode, llm=llm if mode == "full" else None, schema=schema, dangling=dangling), llm
+    extraction = Extraction(
+        mode=mode, llm=llm if mode == "full" else None, schema=schema, dangling=dangling,
+        reply_format=settings.extract_format,
+    )
+    return extraction, llm
 
 
 def _normalise(extraction: ChunkExtraction) -> ChunkExtraction:

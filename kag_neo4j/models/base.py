@@ -65,8 +65,14 @@ class CompletionRequest:
         return replace(self, messages=tuple(messages))
 
 
+#: ``Completion.finish_reason`` of a reply a provider stopped because it was looping (the same
+#: tokens over and over): what came before the loop is usable, the rest of the budget was saved.
+REPETITION = "repetition"
+
+
 class Completion(BaseModel):
-    """One reply, with what it cost."""
+    """One reply, with what it cost. ``finish_reason``: ``stop``, ``length`` (cut off at
+    ``max_tokens``), :data:`REPETITION`, or what the provider says."""
 
     text: str
     prompt_tokens: int = 0

@@ -38,10 +38,11 @@ from kag_neo4j.errors import (
     TransientModelError,
 )
 
-from .base import CallOptions, ChatMessage, Completion, CompletionRequest, MessagesLike
+from .base import REPETITION, CallOptions, ChatMessage, Completion, CompletionRequest, MessagesLike
 from .cache import CachedResponse, NullCache, ResponseStore, cache_key
 from .structured import (
     InvalidOutput,
+    closed_prefixes,
     json_schema_of,
     loads_lenient,
     parse_object,
@@ -146,6 +147,18 @@ class Reply:
 
 #: a flow of chat requests (see :mod:`kag_neo4j.models.flow`)
 CallFlow = Generator[Send | Pause, Reply | None, T]
+
+
+def _salvage(completion: Completion, validate: Callable[[str], T]) -> tuple[T, Completion] | None:
+    """The longest valid part of a reply its provider stopped in a loop, with the completion
+    rewritten to it (what the cache stores); ``None`` when no complete part validates."""
+    for candidate in closed_prefixes(completion.text):
+        try:
+            value = validate(candidate)
+        except InvalidOutput:
+            continue
+        return value, completion.model_copy(update={"text": candidate})
+    return None
 
 
 class ChatLLM(ABC):
@@ -324,11 +337,16 @@ class ChatLLM(ABC):
         failures: list[InvalidOutput] = []
         for _ in range(1 + self.max_repairs):
             completion = yield from self._call_flow(request, stage)
+            if completion.finish_reason == REPETITION:  # a loop cut short: keep what came before it
+                salvaged = _salvage(completion, validate)
+                if salvaged is not None:
+                    self._store(key, salvaged[1])
+                    return salvaged
             try:
                 value = validate(completion.text)
             except InvalidOutput as failure:
                 failures.append(failure)
-                if completion.finish_reason == "length":  # cut off: a repair would be cut off too
+                if completion.finish_reason in ("length", REPETITION):  # cut off: a repair would be cut off too
                     raise self._structured_error(failures, stage, label, request.max_tokens, truncated=True) from None
                 request = self._request(repair_messages(msgs, failure), schema, max_tokens, temperature)
                 continue

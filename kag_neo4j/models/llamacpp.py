@@ -17,8 +17,9 @@ from typing import Any
 
 from kag_neo4j.errors import ModelError, ModelTimeoutError, ModelUnavailableError
 
-from .base import Completion, CompletionRequest
+from .base import REPETITION, Completion, CompletionRequest
 from .chat import ChatLLM
+from .repetition import RepetitionGuard
 from .registry import INSTALL_COMMAND, LLAMA_CPP_CMAKE_ARGS, LLAMA_CPP_REQUIREMENT
 
 LLAMA_CPP_INSTALL = f'CMAKE_ARGS="{LLAMA_CPP_CMAKE_ARGS}" pip install {LLAMA_CPP_REQUIREMENT}'
@@ -54,6 +55,7 @@ class LlamaCppLLM(ChatLLM):
         n_ctx: int = 4096,
         n_threads: int = 2,
         seed: int = 0,
+        loop_guard: bool = True,
         **options: Any,
     ) -> None:
         path = Path(model_path)
@@ -62,6 +64,8 @@ class LlamaCppLLM(ChatLLM):
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
+        #: stop a reply that loops (:class:`RepetitionGuard`); the structured layer keeps what came before
+        self.loop_guard = loop_guard
         self.load_seconds: float | None = None
         self._llama: Any = None
         self._lock = threading.Lock()  # one llama.cpp context: one generation at a time
@@ -117,7 +121,8 @@ class LlamaCppLLM(ChatLLM):
         return True  # a llama.cpp grammar
 
     def _cache_params(self, request: CompletionRequest) -> dict[str, Any]:
-        return {**super()._cache_params(request), "seed": self.seed}
+        guard = {} if self.loop_guard else {"loop_guard": False}  # keys of guarded replies stay as they were
+        return {**super()._cache_params(request), "seed": self.seed, **guard}
 
     def _complete(self, request: CompletionRequest) -> Completion:
         max_tokens, temperature, schema, timeout = request.max_tokens, request.temperature, request.json_schema, request.timeout
@@ -134,7 +139,8 @@ class LlamaCppLLM(ChatLLM):
                     "or raise KAG_LLM_CONTEXT."
                 )
             deadline = _Deadline(time.monotonic() + timeout)
-            criteria = [*(formatted.stopping_criteria or []), deadline]
+            loop = RepetitionGuard(len(prompt))
+            criteria = [*(formatted.stopping_criteria or []), deadline, *([loop] if self.loop_guard else [])]
             stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
             sampling: dict[str, Any] = {"temperature": temperature}
             if temperature == 0.0:
@@ -161,7 +167,7 @@ class LlamaCppLLM(ChatLLM):
             text=choice.get("text") or "",
             prompt_tokens=int(usage.get("prompt_tokens", len(prompt))),
             completion_tokens=int(usage.get("completion_tokens", 0)),
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=REPETITION if loop.hit else choice.get("finish_reason"),
         )
 
     def _formatter(self, llama: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -73,6 +73,57 @@ def _balanced_json(text: str) -> str | None:
             if not stack:
                 return text[start : index + 1]
     return None
+
+
+def closed_prefixes(text: str, *, limit: int = 16) -> Iterator[str]:
+    """A reply that stops mid-JSON (a loop cut short, a token budget spent), as valid JSON: its
+    prefixes that end after a complete element, with their open brackets closed, longest first
+    (at most ``limit``). A caller validates them in turn: the longest may end in an empty ``{}``
+    that its schema rejects."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return
+    start = min(starts)
+    stack: list[str] = []
+    cuts: list[tuple[int, str]] = []  # (end of a complete prefix, the brackets that close it)
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+            cuts.append((index + 1, "".join(reversed(stack))))
+        elif char in "}]":
+            if not stack or stack.pop() != char:
+                return
+            cuts.append((index + 1, "".join(reversed(stack))))
+        elif char == "," and stack:
+            cuts.append((index, "".join(reversed(stack))))
+    given = 0
+    for end, closing in reversed(cuts):
+        candidate = text[start:end] + closing
+        try:
+            json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        yield candidate
+        given += 1
+        if given >= limit:
+            return
+
+
+def close_truncated(text: str) -> str | None:
+    """The longest of :func:`closed_prefixes`, or ``None`` when nothing complete is left."""
+    return next(closed_prefixes(text), None)
 
 
 def loads_lenient(text: str) -> Any:

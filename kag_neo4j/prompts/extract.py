@@ -24,7 +24,9 @@ __all__ = [
     "ExtractionResponse",
     "RelationOut",
     "build_extract_messages",
+    "schema_block",
     "system_prompt",
+    "user_lines",
 ]
 
 EXTRACT_PROMPT_VERSION = "extract-1"
@@ -168,12 +170,28 @@ Schema：实体和事件请使用以下类型，关系尽量使用以下关系�
 {listing}"""
 
 
+def schema_block(language: Language, schema_listing: str) -> str:
+    """The part of the system message that lists the schema (both reply forms share it)."""
+    return (_SCHEMA_ZH if language == "zh" else _SCHEMA_EN).format(listing=schema_listing)
+
+
 def system_prompt(language: Language = "en", schema_listing: str | None = None) -> str:
     """The system message, with the schema listing when one is given."""
-    base, schema = (_SYSTEM_ZH, _SCHEMA_ZH) if language == "zh" else (_SYSTEM_EN, _SCHEMA_EN)
-    if schema_listing:
-        return base + "\n" + schema.format(listing=schema_listing)
-    return base
+    base = _SYSTEM_ZH if language == "zh" else _SYSTEM_EN
+    return base + "\n" + schema_block(language, schema_listing) if schema_listing else base
+
+
+def user_lines(text: str, title: str = "", title_path: list[str] | None = None, language: Language = "en") -> list[str]:
+    """The user message's lines: the chunk's title, its heading path and its text."""
+    labels = ("标题", "章节", "正文") if language == "zh" else ("Title", "Section", "Text")
+    lines = []
+    if title:
+        lines.append(f"{labels[0]}: {title}")
+    path = [part for part in (title_path or []) if part and part != title]
+    if path:
+        lines.append(f"{labels[1]}: {' > '.join(path)}")
+    lines.append(f"{labels[2]}:\n{text}")
+    return lines
 
 
 def build_extract_messages(
@@ -185,12 +203,4 @@ def build_extract_messages(
     schema_listing: str | None = None,
 ) -> list[ChatMessage]:
     """``[system, user]`` for one chunk; the user message carries its title and heading path."""
-    labels = ("标题", "章节", "正文") if language == "zh" else ("Title", "Section", "Text")
-    lines = []
-    if title:
-        lines.append(f"{labels[0]}: {title}")
-    path = [part for part in (title_path or []) if part and part != title]
-    if path:
-        lines.append(f"{labels[1]}: {' > '.join(path)}")
-    lines.append(f"{labels[2]}:\n{text}")
-    return conversation(system_prompt(language, schema_listing), lines)
+    return conversation(system_prompt(language, schema_listing), user_lines(text, title, title_path, language))

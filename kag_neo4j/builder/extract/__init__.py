@@ -32,7 +32,7 @@ from .base import (
     FunctionExtractor,
     as_document_extractor,
 )
-from .full import ChunkExtractionError, FullExtractor, response_to_extraction
+from .full import ChunkExtractionError, FullExtractor, ReplyFormat, response_to_extraction
 from .language import cjk_ratio, detect_language
 from .light import LightExtractor
 from .schema_check import schema_check
@@ -88,6 +88,7 @@ class Extraction(DocumentExtractor):
         dayfirst: bool = False,
         index: RecordIndex | None = None,
         dangling: Dangling = "skip",
+        reply_format: ReplyFormat = "rows",
     ) -> None:
         if mode not in ("full", "light"):
             raise ConfigError(f"extraction mode must be 'full' or 'light', got {mode!r}")
@@ -100,7 +101,9 @@ class Extraction(DocumentExtractor):
         self.index = index if index is not None else RecordIndex()
         #: structured references to records the load lacks: skip (reported) or create bare nodes
         self.dangling = dangling
-        self.full = FullExtractor(llm, schema=self.schema) if llm is not None and mode == "full" else None
+        self.full = (
+            FullExtractor(llm, schema=self.schema, reply_format=reply_format) if llm is not None and mode == "full" else None
+        )
         self.light = LightExtractor(schema=self.schema) if mode == "light" else None
         #: light mode takes a whole group of documents at once (spaCy batches their chunks); full
         #: mode goes document by document, so a load's progress moves with the LLM

@@ -26,6 +26,7 @@ from kag_neo4j.builder.records import (
 from kag_neo4j.errors import ConfigError, KagError, ModelError, ModelUnavailableError, StructuredOutputError
 from kag_neo4j.models.base import LLM
 from kag_neo4j.prompts.extract import ExtractionResponse, build_extract_messages
+from kag_neo4j.prompts.extract_rows import RowsExtractionResponse, build_extract_rows_messages
 
 from .base import ExtractionFailure, ExtractionResult
 from .language import detect_language
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LanguageChoice = Literal["auto", "en", "zh"]
+#: How the model writes its reply: ``rows`` (positional arrays, the default: about half the tokens)
+#: or ``objects`` (a keyed object per item).
+ReplyFormat = Literal["rows", "objects"]
+REPLY_FORMATS: tuple[ReplyFormat, ...] = ("rows", "objects")
 
 
 class _HasName(Protocol):
@@ -145,8 +150,9 @@ class FullExtractor:
     ``schema``: a resolved SPG schema (or its :class:`SchemaView`) for schema-constrained
     extraction, ``None`` for schema-free. ``language``: prompt language,
     ``auto`` detects it per chunk. ``max_splits``: how often a chunk whose reply is cut off at
-    ``max_tokens`` is halved and extracted again (0: never). Fatal model problems (model missing, bad configuration) raise;
-    every other failure is recorded for its chunk.
+    ``max_tokens`` is halved and extracted again (0: never). ``reply_format``: how the model
+    writes its reply (:data:`ReplyFormat`); both give the same kind of extraction. Fatal model
+    problems (model missing, bad configuration) raise; every other failure is recorded for its chunk.
     """
 
     def __init__(
@@ -157,8 +163,15 @@ class FullExtractor:
         language: LanguageChoice = "auto",
         max_tokens: int | None = 1024,
         max_splits: int = 2,
+        reply_format: ReplyFormat = "rows",
     ) -> None:
+        if reply_format not in REPLY_FORMATS:
+            raise ConfigError(f"unknown extraction reply format {reply_format!r}; choose one of {', '.join(REPLY_FORMATS)}")
         self.llm = llm
+        self.reply_format = reply_format
+        self._response_model: type[RowsExtractionResponse | ExtractionResponse] = (
+            RowsExtractionResponse if reply_format == "rows" else ExtractionResponse
+        )
         self.max_splits = max_splits
         self.schema = schema_view(schema) if schema is not None else None
         self.language = language
@@ -167,7 +180,8 @@ class FullExtractor:
 
     def messages(self, chunk: ChunkRecord) -> list:
         language = detect_language(chunk.text) if self.language == "auto" else self.language
-        return build_extract_messages(
+        build = build_extract_rows_messages if self.reply_format == "rows" else build_extract_messages
+        return build(
             chunk.text,
             title=chunk.title,
             title_path=chunk.title_path,
@@ -175,8 +189,15 @@ class FullExtractor:
             schema_listing=self._listing,
         )
 
-    def _finish(self, chunk: ChunkRecord, response: ExtractionResponse) -> ChunkExtraction:
-        return schema_check(response_to_extraction(chunk.id, response), self.schema)
+    def _finish(self, chunk: ChunkRecord, response: RowsExtractionResponse | ExtractionResponse) -> ChunkExtraction:
+        issues = []
+        if isinstance(response, RowsExtractionResponse):
+            if response.short_rows:
+                issues.append(f"dropped {response.short_rows} row(s) with fewer than three cells")
+            response = response.expanded()
+        extraction = response_to_extraction(chunk.id, response)
+        extraction.issues[:0] = issues
+        return schema_check(extraction, self.schema)
 
     def _split(self, chunk: ChunkRecord, exc: ModelError, splits_left: int) -> list[ChunkRecord]:
         """The two halves to extract instead of ``chunk``; raises when splitting cannot help."""
@@ -191,7 +212,7 @@ class FullExtractor:
         splits_left = self.max_splits if splits_left is None else splits_left
         try:
             response = self.llm.generate_object(
-                self.messages(chunk), ExtractionResponse, stage="extract", max_tokens=self.max_tokens
+                self.messages(chunk), self._response_model, stage="extract", max_tokens=self.max_tokens
             )
         except (ModelUnavailableError, ConfigError):
             raise
@@ -204,7 +225,7 @@ class FullExtractor:
         splits_left = self.max_splits if splits_left is None else splits_left
         try:
             response = await self.llm.agenerate_object(
-                self.messages(chunk), ExtractionResponse, stage="extract", max_tokens=self.max_tokens
+                self.messages(chunk), self._response_model, stage="extract", max_tokens=self.max_tokens
             )
         except (ModelUnavailableError, ConfigError):
             raise

@@ -8,9 +8,10 @@ import pytest
 
 from kag_neo4j.builder.extract import Extraction, ExtractionFailure, FullExtractor, schema_check, schema_view
 from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedEntity, ExtractedRelation
-from kag_neo4j.errors import ModelUnavailableError, TransientModelError
+from kag_neo4j.errors import ConfigError, ModelUnavailableError, TransientModelError
 from kag_neo4j.models.scripted import ScriptedLLM, prompts_of
 from kag_neo4j.prompts.extract import ExtractionResponse
+from kag_neo4j.prompts.extract_rows import RowsExtractionResponse
 from kag_neo4j.schema import load_schema
 
 RONALDO = {
@@ -79,7 +80,43 @@ def test_schema_free_prompt_is_english_and_carries_title_and_path() -> None:
     user = prompts_of(llm.calls)[0]
     assert "knowledge graph" in system and "Schema:" not in system
     assert user.startswith("Title: Cristiano Ronaldo\nSection: Career\nText:\n")
+    assert llm.calls[0].schema_ == RowsExtractionResponse.model_json_schema()
+    assert "every item a row" in system
+
+
+def test_rows_replies_become_the_same_extraction_as_keyed_ones() -> None:
+    rows = {
+        "entities": [
+            ["Cristiano Ronaldo", "Person", "a footballer"],
+            ["Real Madrid", "Organization", "", {"founded": "6 March 1902"}],
+            ["Madrid", "City", ""],
+            ["Madrid", "City", ""],  # repeated: kept once
+            ["Lisbon"],  # too short: dropped and reported
+        ],
+        "events": [["Ronaldo transfer", "Transfer", "", {"player": "Cristiano Ronaldo"}]],
+        "relations": [
+            ["Cristiano Ronaldo", "played for", "Real Madrid", {"start": "2009", "end": "2018"}],
+            ["Real Madrid", "located in", "Madrid"],
+            ["", "x", "Madrid"],
+        ],
+    }
+    from_rows = FullExtractor(ScriptedLLM([rows])).extract(chunk())
+    from_objects = FullExtractor(ScriptedLLM([RONALDO]), reply_format="objects").extract(chunk())
+    fields = lambda e: ([(x.name, x.type, x.properties) for x in e.entities],  # noqa: E731
+                        [(r.subject, r.predicate, r.object, r.subject_type, r.object_type, r.properties) for r in e.relations],
+                        [(v.name, v.roles) for v in e.events])
+    assert fields(from_rows) == fields(from_objects)
+    assert "dropped 1 row(s) with fewer than three cells" in from_rows.issues
+    assert any("incomplete relation" in issue for issue in from_rows.issues)
+
+
+def test_the_keyed_reply_format_sends_its_own_prompt_and_schema() -> None:
+    llm = ScriptedLLM([RONALDO])
+    FullExtractor(llm, reply_format="objects").extract(chunk())
     assert llm.calls[0].schema_ == ExtractionResponse.model_json_schema()
+    assert "every item a row" not in llm.calls[0].messages[0].content
+    with pytest.raises(ConfigError, match="unknown extraction reply format 'csv'; choose one of rows, objects"):
+        FullExtractor(llm, reply_format="csv")  # type: ignore[arg-type]
 
 
 def test_chinese_chunk_gets_the_chinese_prompt() -> None:
@@ -114,7 +151,7 @@ def test_output_still_invalid_after_retries_is_recorded_and_the_load_goes_on() -
     assert len(batch.failures) == 1
     failure = batch.failures[0]
     assert isinstance(failure, ExtractionFailure) and failure.chunk_id == "d#0#0"
-    assert "no valid ExtractionResponse in 3 attempt(s)" in failure.reason
+    assert "no valid RowsExtractionResponse in 3 attempt(s)" in failure.reason
     assert len(llm.calls) == 4
 
 

@@ -17,8 +17,8 @@ from kag_neo4j.errors import (
     TransientModelError,
 )
 from kag_neo4j.models import ResponseCache, ScriptedLLM, Usage
-from kag_neo4j.models.base import ChatMessage
-from kag_neo4j.models.chat import RetryPolicy, coerce_messages
+from kag_neo4j.models.base import REPETITION, ChatMessage, Completion, CompletionRequest
+from kag_neo4j.models.chat import ChatLLM, RetryPolicy, coerce_messages
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.0)
 
@@ -77,6 +77,36 @@ def test_a_reply_cut_off_at_max_tokens_is_not_repaired_but_reported_as_truncated
     with pytest.raises(StructuredOutputError) as invalid:
         ScriptedLLM(["not json"], max_repairs=0).generate_object(PROMPT, Extraction)
     assert not invalid.value.truncated
+
+
+class _Looping(ChatLLM):
+    """A provider whose replies were stopped by its loop guard (``finish_reason`` ``repetition``)."""
+
+    provider = "looping"
+
+    def __init__(self, text: str) -> None:
+        super().__init__(model_id="looping")
+        self.text = text
+        self.calls = 0
+
+    def _complete(self, request: CompletionRequest) -> Completion:
+        self.calls += 1
+        return Completion(text=self.text, completion_tokens=40, finish_reason=REPETITION)
+
+
+def test_a_reply_stopped_in_a_loop_keeps_what_came_before_the_loop() -> None:
+    triple = '{"subject": "Ronaldo", "predicate": "played for", "object": "Real Madrid"}'
+    llm = _Looping('{"entities": ["Ronaldo", "Real Madrid"], "triples": [' + f"{triple}, " * 3 + '{"subject": "Ron')
+    value = llm.generate_object(PROMPT, Extraction, stage="extract")
+    assert value.entities == ["Ronaldo", "Real Madrid"] and len(value.triples) == 3
+    assert llm.calls == 1 and llm.usage.by_stage()["extract"].completion_tokens == 40
+
+
+def test_a_loop_with_nothing_valid_before_it_is_reported_as_cut_off_not_repaired() -> None:
+    llm = _Looping('{"entities": [], "triples": [{"subject": "Ronaldo", "predi')  # entities must not be empty
+    with pytest.raises(StructuredOutputError) as info:
+        llm.generate_object(PROMPT, Extraction, stage="extract", max_tokens=64)
+    assert info.value.truncated and llm.calls == 1
 
 
 def test_max_repairs_zero_means_one_attempt() -> None:

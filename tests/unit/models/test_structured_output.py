@@ -6,6 +6,7 @@ from models_testkit import Extraction
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.structured import (
     InvalidOutput,
+    close_truncated,
     json_schema_of,
     loads_lenient,
     parse_object,
@@ -81,3 +82,24 @@ def test_repair_messages_show_the_bad_reply_and_the_problem() -> None:
     assert [m.role for m in repaired] == ["user", "assistant", "user"]
     assert len(repaired[1].content) < 2100
     assert "missing key x" in repaired[2].content
+
+
+@pytest.mark.parametrize(
+    "text, closed",
+    [
+        ('{"entities":[["a","b","c"],["Hall","Per', '{"entities":[["a","b","c"],["Hall"]]}'),
+        ('{"a":[1,2', '{"a":[1]}'),  # 2 may be the start of 25: cut
+        ('{"a":{"b":"x\\"y', '{"a":{}}'),  # an escaped quote does not end the string
+        ('{"a":"[{", "b":[3,', '{"a":"[{", "b":[3]}'),  # brackets inside strings are text
+        ('noise first {"a":[1],"b"', '{"a":[1]}'),
+        ('[', "[]"),
+        ('{"a":[1]}', '{"a":[1]}'),  # already whole
+    ],
+)
+def test_close_truncated_keeps_the_complete_part(text: str, closed: str) -> None:
+    assert close_truncated(text) == closed
+
+
+@pytest.mark.parametrize("text", ["", "no json at all", '{"a":[1}'])
+def test_close_truncated_gives_none_when_nothing_can_be_kept(text: str) -> None:
+    assert close_truncated(text) is None

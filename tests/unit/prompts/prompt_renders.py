@@ -18,6 +18,7 @@ from kag_neo4j.models.structured import InvalidOutput, json_schema_of, repair_me
 from kag_neo4j.prompts.answer import AnswerResponse, build_answer_messages
 from kag_neo4j.prompts.context import EvidenceBudget, Fact, Known, Passage
 from kag_neo4j.prompts.extract import build_extract_messages
+from kag_neo4j.prompts.extract_rows import build_extract_rows_messages
 from kag_neo4j.prompts.iterate import RunStep, build_next_step_messages
 from kag_neo4j.prompts.judge import build_judge_messages
 from kag_neo4j.prompts.naive_answer import NaivePassage, naive_answer_messages
@@ -87,6 +88,10 @@ def _cases() -> dict[str, Callable[[], Sequence[ChatMessage]]]:
             schema_listing="Person [entity]; Company [entity]",
         )
         cases[f"extract/{lang}/bare"] = lambda lang=lang: build_extract_messages("Alice.", language=lang)
+        cases[f"extract-rows/{lang}"] = lambda lang=lang: build_extract_rows_messages(
+            "Alice founded Acme in 2001.", title="Acme", title_path=["Acme", "History", ""], language=lang,
+            schema_listing="Person [entity]; Company [entity]",
+        )
     cases["naive/passages"] = lambda: naive_answer_messages(
         "  Who directed Inception? ", [NaivePassage(title="Inception", text="w " * 800), NaivePassage(text="Nolan.")]
     )
