@@ -44,15 +44,14 @@ def json_schema_of(response_model: type[BaseModel]) -> dict[str, Any]:
     return response_model.model_json_schema()
 
 
-def _balanced_json(text: str) -> str | None:
-    """The first balanced ``{...}`` or ``[...]`` block in ``text`` (string-aware), if any."""
+def _json_start(text: str) -> int | None:
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
-        return None
-    start = min(starts)
-    stack: list[str] = []
-    in_string = False
-    escaped = False
+    return min(starts) if starts else None
+
+
+def _structure(text: str, start: int) -> Iterator[tuple[int, str]]:
+    """``(index, char)`` of the characters of ``text`` from ``start`` that lie outside JSON strings."""
+    in_string = escaped = False
     for index in range(start, len(text)):
         char = text[index]
         if in_string:
@@ -65,7 +64,17 @@ def _balanced_json(text: str) -> str | None:
             continue
         if char == '"':
             in_string = True
-        elif char in "{[":
+        yield index, char
+
+
+def _balanced_json(text: str) -> str | None:
+    """The first balanced ``{...}`` or ``[...]`` block in ``text`` (string-aware), if any."""
+    start = _json_start(text)
+    if start is None:
+        return None
+    stack: list[str] = []
+    for index, char in _structure(text, start):
+        if char in "{[":
             stack.append("}" if char == "{" else "]")
         elif char in "}]":
             if not stack or stack.pop() != char:
@@ -80,26 +89,13 @@ def closed_prefixes(text: str, *, limit: int = 16) -> Iterator[str]:
     prefixes that end after a complete element, with their open brackets closed, longest first
     (at most ``limit``). A caller validates them in turn: the longest may end in an empty ``{}``
     that its schema rejects."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
+    start = _json_start(text)
+    if start is None:
         return
-    start = min(starts)
     stack: list[str] = []
     cuts: list[tuple[int, str]] = []  # (end of a complete prefix, the brackets that close it)
-    in_string = escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char in "{[":
+    for index, char in _structure(text, start):
+        if char in "{[":
             stack.append("}" if char == "{" else "]")
             cuts.append((index + 1, "".join(reversed(stack))))
         elif char in "}]":
