@@ -28,8 +28,8 @@ import argparse
 import json
 import statistics
 import sys
-from collections import Counter
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,8 +63,10 @@ class _Counting(LlamaCppLLM):
     """The offline model, counting the replies its loop guard stopped and summing llama.cpp's own
     counters (prompt tokens actually evaluated — the rest came from the KV cache — and seconds)."""
 
-    loops = 0
-    perf: dict[str, float]
+    def __init__(self, *args, **options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **options)
+        self.loops = 0
+        self.perf: dict[str, float] = {}
 
     def _complete(self, request):  # type: ignore[no-untyped-def]
         completion = super()._complete(request)
@@ -176,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         print(cost_row(run))
     if CHECKED.is_file():
         checked = json.loads(CHECKED.read_text(encoding="utf-8"))
-        print(f"\nhand-checked facts ({CHECKED.name}; the first fact of each passage, from the run that wrote it):")
+        print(f"\nhand-checked facts ({CHECKED.name}: the first facts the schema check keeps of each passage, "
+              "from the recorded runs, not from this one):")
         for variant in dict.fromkeys(fact["variant"] for fact in checked):
             verdicts = Counter(fact["verdict"] for fact in checked if fact["variant"] == variant)
             total = sum(verdicts.values())

@@ -6,13 +6,15 @@ corpus *alone* in it, or rankings would mix passages of several corpora, so:
 
 * every corpus document present, completely written, and no other document: **reused**
   (nothing is embedded or written again);
-* some corpus documents missing and no other document: the builder loads (it skips what is
-  already complete);
+* some corpus documents missing or incomplete (an interrupted or partly failed load) and no
+  other document: the builder loads (it skips what is already complete, so a full build of
+  hours resumes where it stopped, with or without ``--replace``);
 * documents of another corpus present, or the corpus loaded with another embedder or build
   mode: an :class:`~kag_neo4j.errors.EvalError` names the fix - ``--replace`` empties the
   database first, or point the evaluation at another database / server instance.
 
-The load itself is the builder's (``kag_neo4j.builder.pipeline``, light mode: no LLM); a marker
+The load itself is the builder's (``kag_neo4j.builder.pipeline``; light mode without an LLM, or
+full mode with one); a marker
 ``(:KagMeta {key: 'eval:corpus'})`` records the corpus fingerprint, embedder and mode.
 """
 
@@ -42,6 +44,8 @@ Log = Callable[[str], None]
 
 class CorpusInventory(BaseModel):
     documents: int
+    #: corpus documents in the database, complete or not; ``present``: the complete ones
+    known: int
     present: int
     chunks: int
     embedded: int
@@ -124,7 +128,7 @@ def ensure_corpus_loaded(
     size = len(corpus.passages)
     state = inventory(db, corpus)
     problem = _mismatch(state.marker, corpus, embedder, mode)
-    foreign = state.documents - state.present
+    foreign = state.documents - state.known
     if not replace and problem is None and foreign > 0:
         problem = f"{foreign} document(s) that are not passages of {corpus.path.name}"
     if problem is not None and not replace:
@@ -133,7 +137,7 @@ def ensure_corpus_loaded(
             "alone in the knowledge base: re-run with --replace to empty it and load this corpus, or use "
             "another database (--database) or local server instance (KAG_SERVER_NAME=eval-<name>)"
         )
-    if replace and (problem is not None or foreign > 0 or state.present < size):
+    if replace and (problem is not None or foreign > 0):
         if state.documents:
             say(f"emptying database {db.database!r} ({state.documents} documents) for {corpus.path.name}")
         clear_knowledge_base(db)

@@ -10,7 +10,12 @@ Nothing is silently relabelled:
   object type checked against the range (a mismatch is reported, the fact kept);
 * a predicate that is a literal property of the subject's type becomes that property of the
   subject entity (``(Real Madrid, foundedYear, 1902)`` -> ``Real Madrid.foundedYear = 1902``);
-* any other predicate stays as written: an open fact (KGfr). One issue line counts them.
+* any other predicate stays as written: an open fact (KGfr). One issue line counts them;
+* a relation whose subject or object is the name of a schema type (or ``Entity``, ``other``) and
+  no entity of the chunk (``(Mark King, isA, Person)``, ``(Person, isA, Mark King)``,
+  ``(Lilu, isA, SemanticConcept)``)
+  states a type, not a fact between two entities: it is dropped (the entity's type says it), as
+  is a relation of an entity to itself; one issue line counts them.
 
 After the check a relation is schema-constrained exactly when its ``predicate`` is a relation
 name of its ``subject_type`` in the schema.
@@ -104,6 +109,11 @@ def _check_event(event: ExtractedEvent, schema: SchemaView, issues: list[str]) -
     return event.model_copy(update={"type": canonical, "roles": roles, "properties": properties})
 
 
+def _names_a_type(name: str, schema: SchemaView) -> bool:
+    """Whether ``name`` is a type of the schema or a generic class word (``Entity``, ``其他``)."""
+    return schema.resolve_type(name) is not None or name.strip().lower() in _GENERIC
+
+
 def schema_check(extraction: ChunkExtraction, schema: SchemaView | None) -> ChunkExtraction:
     """``extraction`` held against ``schema`` (see the module docstring); unchanged when None."""
     if schema is None:
@@ -114,9 +124,17 @@ def schema_check(extraction: ChunkExtraction, schema: SchemaView | None) -> Chun
     events = [_check_event(event, schema, issues) for event in extraction.events]
     relations: list[ExtractedRelation] = []
     open_predicates: list[str] = []
+    not_facts = 0
     for relation in extraction.relations:
         subject = by_key.get(name_key(relation.subject))
         obj = by_key.get(name_key(relation.object))
+        if (
+            (obj is None and _names_a_type(relation.object, schema))
+            or (subject is None and _names_a_type(relation.subject, schema))
+            or name_key(relation.subject) == name_key(relation.object)
+        ):
+            not_facts += 1
+            continue
         subject_type = schema.resolve_type(relation.subject_type) or (
             subject.type if subject else relation.subject_type
         )
@@ -144,6 +162,8 @@ def schema_check(extraction: ChunkExtraction, schema: SchemaView | None) -> Chun
                 continue
         open_predicates.append(relation.predicate)
         relations.append(relation.model_copy(update=update))
+    if not_facts:
+        issues.append(f"{not_facts} relation(s) dropped: they name a type, not an entity, or join an entity to itself")
     if open_predicates:
         shown = ", ".join(dict.fromkeys(open_predicates))
         issues.append(f"{len(open_predicates)} relation(s) kept as open facts (predicates not in schema: {shown})")

@@ -254,6 +254,26 @@ def test_schema_check_spells_schema_names_and_moves_literal_properties(fixtures_
     assert schema_check(extraction, None) is extraction
 
 
+def test_schema_check_drops_relations_that_only_state_a_type_or_join_an_entity_to_itself(fixtures_dir: Path) -> None:
+    schema = schema_view(load_schema(fixtures_dir / "schemas" / "SupplyChain.schema"))
+    extraction = ChunkExtraction(
+        chunk_id="c#0#0",
+        entities=[ExtractedEntity(name="Acme", type="Company"), ExtractedEntity(name="Product", type="Entity")],
+        relations=[
+            ExtractedRelation(subject="Acme", predicate="isA", object="Company"),
+            ExtractedRelation(subject="Acme", predicate="is a", object="企业"),  # the display name of Company
+            ExtractedRelation(subject="company", predicate="isA", object="Acme"),  # the same, reversed
+            ExtractedRelation(subject="Entity", predicate="isA", object="Acme"),  # a generic class word
+            ExtractedRelation(subject="Acme", predicate="isA->Company", object="ACME"),  # itself
+            ExtractedRelation(subject="Acme", predicate="makes", object="Product"),  # an entity of the chunk
+            ExtractedRelation(subject="Acme", predicate="isA", object="Conglomerate"),  # no schema type
+        ],
+    )
+    checked = schema_check(extraction, schema)
+    assert [(r.predicate, r.object) for r in checked.relations] == [("makes", "Product"), ("isA", "Conglomerate")]
+    assert "5 relation(s) dropped: they name a type, not an entity, or join an entity to itself" in checked.issues
+
+
 def test_extraction_stage_normalises_and_needs_an_llm_for_full_mode() -> None:
     from kag_neo4j.errors import ConfigError
 
