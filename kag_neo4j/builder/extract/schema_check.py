@@ -13,9 +13,9 @@ Nothing is silently relabelled:
 * any other predicate stays as written: an open fact (KGfr). One issue line counts them;
 * a relation whose subject or object is the name of a schema type (or ``Entity``, ``other``) and
   no entity of the chunk (``(Mark King, isA, Person)``, ``(Person, isA, Mark King)``,
-  ``(Lilu, isA, SemanticConcept)``)
-  states a type, not a fact between two entities: it is dropped (the entity's type says it), as
-  is a relation of an entity to itself; one issue line counts them.
+  ``(Lilu, isA, SemanticConcept)``) states a type, not a fact between two entities: it is
+  dropped (the entity's type says it), as is a relation of an entity to itself; one issue line
+  counts them.
 
 After the check a relation is schema-constrained exactly when its ``predicate`` is a relation
 name of its ``subject_type`` in the schema.
