@@ -16,14 +16,23 @@ clause", a 1.5B model copies whole paragraphs.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.messages import conversation
 
-from .extract import EntityOut, EventOut, ExtractionResponse, Language, RelationOut, schema_block, user_lines
+from .extract import (
+    EntityOut,
+    EventOut,
+    ExtractionResponse,
+    Language,
+    RelationOut,
+    schema_block,
+    user_lines,
+)
 
 __all__ = [
     "DESCRIPTION_CHARS",
@@ -71,6 +80,17 @@ def _distinct(rows: list[list[Any] | dict[str, Any]]) -> list[list[Any] | dict[s
     return kept
 
 
+_Out = TypeVar("_Out", EntityOut, RelationOut, EventOut)
+
+
+def _read(
+    rows: list[list[Any] | dict[str, Any]], keyed: type[_Out], from_row: Callable[[list[str], dict[str, Any]], _Out]
+) -> list[_Out]:
+    """Each distinct row as ``keyed``: a keyed object validated as the keyed form reads it, a row
+    built from its three cells and its property map."""
+    return [keyed.model_validate(row) if isinstance(row, dict) else from_row(*_cells(row)) for row in _distinct(rows)]
+
+
 class RowsExtractionResponse(BaseModel):
     """What the model returns for one chunk in the compact form."""
 
@@ -93,26 +113,14 @@ class RowsExtractionResponse(BaseModel):
         """The keyed response this reply stands for. A keyed item where a row belongs (a model
         that ignored the form) is read as the keyed form reads it; rows with fewer than three
         cells are left out (the extractor reports empty names and incomplete relations as usual)."""
-        entities, relations, events = [], [], []
-        for row in _distinct(self.entities):
-            if isinstance(row, dict):
-                entities.append(EntityOut.model_validate(row))
-                continue
-            (name, type_, description), properties = _cells(row)
-            entities.append(EntityOut(name=name, type=type_ or "Entity", description=description, properties=properties))
-        for row in _distinct(self.relations):
-            if isinstance(row, dict):
-                relations.append(RelationOut.model_validate(row))
-                continue
-            (subject, predicate, obj), properties = _cells(row)
-            relations.append(RelationOut(subject=subject, predicate=predicate, object=obj, properties=properties))
-        for row in _distinct(self.events):
-            if isinstance(row, dict):
-                events.append(EventOut.model_validate(row))
-                continue
-            (name, type_, description), roles = _cells(row)
-            events.append(EventOut(name=name, type=type_ or "Event", description=description, roles=roles))
-        return ExtractionResponse(entities=entities, relations=relations, events=events)
+        return ExtractionResponse(
+            entities=_read(self.entities, EntityOut, lambda cells, extra: EntityOut(
+                name=cells[0], type=cells[1] or "Entity", description=cells[2], properties=extra)),
+            relations=_read(self.relations, RelationOut, lambda cells, extra: RelationOut(
+                subject=cells[0], predicate=cells[1], object=cells[2], properties=extra)),
+            events=_read(self.events, EventOut, lambda cells, extra: EventOut(
+                name=cells[0], type=cells[1] or "Event", description=cells[2], roles=extra)),
+        )
 
     @property
     def short_rows(self) -> int:
