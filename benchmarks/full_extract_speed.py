@@ -10,7 +10,9 @@ Variants:
 
 * ``before`` — keyed objects per item, no loop guard (the default until this benchmark);
 * ``objects`` — keyed objects with the loop guard;
-* ``rows`` — positional rows with the loop guard (the default now).
+* ``rows-whole`` — positional rows with the loop guard, each chunk asked once (unless cut off);
+* ``rows`` — the same, and a reply naming entities but no fact is extracted again in halves (the
+  default now).
 
 Prints per chunk as it goes, then two tables: chunks per minute (and the ratio to the first
 variant), seconds per chunk, completion tokens, entities and relations per chunk, the share of
@@ -43,7 +45,10 @@ from kag_neo4j.models.llamacpp import LlamaCppLLM
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "extraction"
 SAMPLE = FIXTURES / "passages.json"
 CHECKED = FIXTURES / "checked_facts.json"
-VARIANTS: dict[str, tuple[ReplyFormat, bool]] = {"before": ("objects", False), "objects": ("objects", True), "rows": ("rows", True)}
+#: name -> (reply format, loop guard, split factless replies)
+VARIANTS: dict[str, tuple[ReplyFormat, bool, bool]] = {
+    "before": ("objects", False, False), "objects": ("objects", True, False),
+    "rows-whole": ("rows", True, False), "rows": ("rows", True, True)}
 WARM_UP = "The Harrow Valley Railway opened in 1871 between Millbrook and Oakley; Ada Pembroke was its first engineer."
 
 
@@ -82,10 +87,11 @@ def chunk_of(passage: dict) -> ChunkRecord:
 
 
 def run_variant(name: str, passages: list[dict], model: Path, schema: object | None, threads: int) -> Run:
-    reply_format, guard = VARIANTS[name]
+    reply_format, guard, split_factless = VARIANTS[name]
     llm = _Counting(model, loop_guard=guard, n_threads=threads)
     llm.load()
-    extractor = FullExtractor(llm, schema=schema, reply_format=reply_format)  # type: ignore[arg-type]
+    extractor = FullExtractor(llm, schema=schema, reply_format=reply_format,  # type: ignore[arg-type]
+                              split_factless=split_factless)
     extractor.extract_many([chunk_of({"id": "warm-up", "title": "Harrow Valley Railway", "text": WARM_UP})])
     llm.usage.reset()
     llm.loops, llm.perf = 0, {}

@@ -4,8 +4,10 @@ The call goes through the :class:`~kag_neo4j.models.base.LLM` protocol (``stage=
 the models layer's response cache, token accounting, retries and JSON repair apply. A chunk so
 dense that the reply is cut off at ``max_tokens`` is extracted again in two halves (split at the
 sentence boundary nearest its middle, up to ``max_splits`` times), and the halves' results are
-merged under the chunk's id. A chunk whose output stays invalid after all that is recorded as
-failed with the reason and the load goes on.
+merged under the chunk's id. A reply that names several entities but states no relation or event
+(a small model that loops through entity rows is stopped before it writes any) is extracted again
+in the same two halves, once, and what the halves add is merged into it. A chunk whose output stays
+invalid after all that is recorded as failed with the reason and the load goes on.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ LanguageChoice = Literal["auto", "en", "zh"]
 #: or ``objects`` (a keyed object per item).
 ReplyFormat = Literal["rows", "objects"]
 REPLY_FORMATS: tuple[ReplyFormat, ...] = ("rows", "objects")
+#: a reply with at least this many entities and no relation or event is extracted again in halves
+FACTLESS_ENTITIES = 3
 
 
 class _HasName(Protocol):
@@ -150,7 +154,9 @@ class FullExtractor:
     ``schema``: a resolved SPG schema (or its :class:`SchemaView`) for schema-constrained
     extraction, ``None`` for schema-free. ``language``: prompt language,
     ``auto`` detects it per chunk. ``max_splits``: how often a chunk whose reply is cut off at
-    ``max_tokens`` is halved and extracted again (0: never). ``reply_format``: how the model
+    ``max_tokens`` is halved and extracted again (0: never). ``split_factless``: extract the halves
+    of a chunk whose reply names :data:`FACTLESS_ENTITIES` or more entities but no relation or
+    event, and merge what they add. ``reply_format``: how the model
     writes its reply (:data:`ReplyFormat`); both give the same kind of extraction. Fatal model
     problems (model missing, bad configuration) raise; every other failure is recorded for its chunk.
     """
@@ -164,6 +170,7 @@ class FullExtractor:
         max_tokens: int | None = 1024,
         max_splits: int = 2,
         reply_format: ReplyFormat = "rows",
+        split_factless: bool = True,
     ) -> None:
         if reply_format not in REPLY_FORMATS:
             raise ConfigError(f"unknown extraction reply format {reply_format!r}; choose one of {', '.join(REPLY_FORMATS)}")
@@ -173,6 +180,7 @@ class FullExtractor:
             RowsExtractionResponse if reply_format == "rows" else ExtractionResponse
         )
         self.max_splits = max_splits
+        self.split_factless = split_factless
         self.schema = schema_view(schema) if schema is not None else None
         self.language = language
         self.max_tokens = max_tokens
@@ -207,6 +215,25 @@ class FullExtractor:
         log.info("extraction of chunk %s was cut off at max_tokens; extracting it in two halves", chunk.id)
         return [chunk.model_copy(update={"text": part}) for part in parts]
 
+    def _factless_halves(self, chunk: ChunkRecord, extraction: ChunkExtraction, splits_left: int) -> list[ChunkRecord]:
+        """The halves to extract again when ``extraction``, of a whole chunk (not already a half),
+        names entities but states no fact (``[]``: keep it as it is)."""
+        factless = not extraction.relations and not extraction.events and len(extraction.entities) >= FACTLESS_ENTITIES
+        whole = splits_left == self.max_splits > 0
+        parts = halves(chunk.text) if self.split_factless and factless and whole else None
+        if parts is None:
+            return []
+        log.info("extraction of chunk %s named %d entities and no fact; extracting its halves again",
+                 chunk.id, len(extraction.entities))
+        return [chunk.model_copy(update={"text": part}) for part in parts]
+
+    @staticmethod
+    def _with_halves(chunk_id: str, extraction: ChunkExtraction, done: list[ChunkExtraction]) -> ChunkExtraction:
+        merged = merge_extractions(chunk_id, [extraction, *done])
+        added = sum(len(part.relations) + len(part.events) for part in done)
+        merged.issues.append(f"the reply stated no fact; its halves were extracted again and added {added}")
+        return merged
+
     def extract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
         """One chunk; raises :class:`ChunkExtractionError` when its output stays invalid."""
         splits_left = self.max_splits if splits_left is None else splits_left
@@ -219,7 +246,13 @@ class FullExtractor:
         except ModelError as exc:
             parts = self._split(chunk, exc, splits_left)
             return merge_extractions(chunk.id, [self.extract(part, splits_left=splits_left - 1) for part in parts])
-        return self._finish(chunk, response)
+        extraction = self._finish(chunk, response)
+        again = self._factless_halves(chunk, extraction, splits_left)
+        try:
+            done = [self.extract(part, splits_left=0) for part in again]
+        except ChunkExtractionError:
+            return extraction  # the halves failed: the reply's entities still stand
+        return self._with_halves(chunk.id, extraction, done) if again else extraction
 
     async def aextract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
         splits_left = self.max_splits if splits_left is None else splits_left
@@ -233,7 +266,13 @@ class FullExtractor:
             parts = self._split(chunk, exc, splits_left)
             done = [await self.aextract(part, splits_left=splits_left - 1) for part in parts]
             return merge_extractions(chunk.id, done)
-        return self._finish(chunk, response)
+        extraction = self._finish(chunk, response)
+        again = self._factless_halves(chunk, extraction, splits_left)
+        try:
+            done = [await self.aextract(part, splits_left=0) for part in again]
+        except ChunkExtractionError:
+            return extraction  # the halves failed: the reply's entities still stand
+        return self._with_halves(chunk.id, extraction, done) if again else extraction
 
     def extract_many(
         self,

@@ -1,7 +1,9 @@
 """The hand-checked extraction sample (``tests/fixtures/extraction/checked_facts.json``) is sound.
 
-The fixture holds facts extracted from ``passages.json`` by two reply formats of the full
-extractor, each with a verdict against its passage text; ``benchmarks/full_extract_speed.py``
+The fixture holds facts extracted from ``passages.json`` by the full extractor - the keyed format
+without the loop guard (``before``), rows from whole chunks (``rows-whole``) and the facts that
+extracting the halves of a factless reply added (``rows-halves``) - each with a verdict against its
+passage text; ``benchmarks/full_extract_speed.py``
 prints the verdict counts. These tests keep it honest: enough facts, known passages and verdicts,
 a reason for every fact that is not correct, correct facts that name what their passage names,
 and no fact the schema check now drops (a fixture of facts the product no longer keeps would
@@ -43,7 +45,7 @@ def _words(text: str) -> set[str]:
 def test_enough_facts_of_both_formats_with_known_passages_and_verdicts(sample) -> None:
     passages, facts = sample
     assert len(facts) >= 40
-    assert {fact["variant"] for fact in facts} == {"before", "rows"}
+    assert {fact["variant"] for fact in facts} == {"before", "rows-whole", "rows-halves"}
     for fact in facts:
         assert fact["passage"] in passages, fact
         assert fact["verdict"] in VERDICTS, fact

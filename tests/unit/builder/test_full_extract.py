@@ -337,3 +337,52 @@ def test_a_chunk_still_cut_off_after_max_splits_is_recorded_as_failed() -> None:
     again = ScriptedLLM(_cut_off_when_long(60))
     merged = asyncio.run(FullExtractor(again, max_tokens=200).aextract_many([chunk(LONG_CHUNK, "d#0#0")]))
     assert sorted({e.name for e in merged.extractions[0].entities}) == ["Alpha", "Beta", "Delta", "Epsilon", "Gamma"]
+
+
+FACTLESS_CHUNK = (
+    "Mara Vell founded the Orrin Press in Tallow. "
+    "The press later moved to Brisk, where Jon Aster ran it until 1950."
+)
+FACTLESS_ROWS = {"entities": [["Mara Vell", "Person", ""], ["Orrin Press", "Organization", ""], ["Tallow", "City", ""],
+                              ["Brisk", "City", ""], ["Jon Aster", "Person", ""]], "relations": []}
+
+
+def _facts_of_halves(messages) -> dict:  # type: ignore[no-untyped-def]
+    """The whole chunk gets a factless reply; each half gets the facts its own text states."""
+    prompt = messages[-1].content
+    if "Tallow" in prompt and "Brisk" in prompt:
+        return FACTLESS_ROWS
+    if "Tallow" in prompt:
+        return {"entities": [["Mara Vell", "Person", ""], ["Orrin Press", "Organization", ""]],
+                "relations": [["Mara Vell", "founded", "Orrin Press"]]}
+    return {"entities": [["Jon Aster", "Person", ""], ["Brisk", "City", ""]], "relations": [["Jon Aster", "lived in", "Brisk"]]}
+
+
+def test_a_reply_with_entities_and_no_fact_is_extracted_again_in_halves() -> None:
+    import asyncio
+
+    llm = ScriptedLLM(_facts_of_halves)
+    result = FullExtractor(llm).extract(chunk(FACTLESS_CHUNK))
+    assert len(llm.calls) == 3
+    halves_asked = [call.messages[-1].content for call in llm.calls[1:]]
+    assert "Tallow" in halves_asked[0] and "Brisk" not in halves_asked[0]
+    assert "Brisk" in halves_asked[1] and "Tallow" not in halves_asked[1]
+    assert {(r.subject, r.predicate, r.object) for r in result.relations} == {
+        ("Mara Vell", "founded", "Orrin Press"), ("Jon Aster", "lived in", "Brisk")}
+    assert {"Tallow", "Brisk"} <= {e.name for e in result.entities}  # the whole reply's entities stay
+    assert any("halves were extracted again and added 2" in issue for issue in result.issues)
+    again = asyncio.run(FullExtractor(ScriptedLLM(_facts_of_halves)).aextract_many([chunk(FACTLESS_CHUNK)]))
+    assert len(again.extractions[0].relations) == 2
+
+
+def test_a_factless_reply_is_kept_when_splitting_is_off_has_few_entities_or_its_halves_fail() -> None:
+    off = ScriptedLLM(_facts_of_halves)
+    assert FullExtractor(off, split_factless=False).extract(chunk(FACTLESS_CHUNK)).relations == []
+    assert len(off.calls) == 1
+    few = ScriptedLLM([{"entities": [["Mara Vell", "Person", ""], ["Tallow", "City", ""]], "relations": []}])
+    assert len(FullExtractor(few).extract(chunk(FACTLESS_CHUNK)).entities) == 2
+    assert len(few.calls) == 1
+    failing = ScriptedLLM([FACTLESS_ROWS, "not json", "not json", "not json"])
+    kept = FullExtractor(failing).extract(chunk(FACTLESS_CHUNK))
+    assert len(kept.entities) == 5 and kept.relations == []
+    assert len(failing.calls) == 4  # the whole chunk, then the first half and its two repairs
