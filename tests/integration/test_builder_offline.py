@@ -34,7 +34,8 @@ def test_markdown_and_pdf_load_in_full_mode_with_the_offline_model(db: Database,
     options = LoadOptions(mode="full", spg_schema=schema)
     summary = load(paths, db, settings, options, llm=llm, embedder=HashingEmbedder(TEST_DIMENSION))
     assert summary.documents_loaded == 2 and summary.extraction_failures == 0
-    assert summary.llm_calls + summary.llm_cache_hits == summary.chunks  # one call per chunk
+    # one call per chunk, and two more for the halves of a chunk whose reply stated no fact
+    assert summary.chunks <= summary.llm_calls + summary.llm_cache_hits <= 3 * summary.chunks
     labels = {label for row in db.read("MATCH (e:Entity) RETURN labels(e) AS l") for label in row["l"]}
     assert labels & SCHEMA_LABELS, f"no schema label among {labels}"
     facts = db.read(
