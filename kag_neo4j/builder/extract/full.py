@@ -248,11 +248,13 @@ class FullExtractor:
             return merge_extractions(chunk.id, [self.extract(part, splits_left=splits_left - 1) for part in parts])
         extraction = self._finish(chunk, response)
         again = self._factless_halves(chunk, extraction, splits_left)
+        if not again:
+            return extraction
         try:
             done = [self.extract(part, splits_left=0) for part in again]
         except ChunkExtractionError:
             return extraction  # the halves failed: the reply's entities still stand
-        return self._with_halves(chunk.id, extraction, done) if again else extraction
+        return self._with_halves(chunk.id, extraction, done)
 
     async def aextract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
         splits_left = self.max_splits if splits_left is None else splits_left
@@ -268,11 +270,13 @@ class FullExtractor:
             return merge_extractions(chunk.id, done)
         extraction = self._finish(chunk, response)
         again = self._factless_halves(chunk, extraction, splits_left)
+        if not again:
+            return extraction
         try:
             done = [await self.aextract(part, splits_left=0) for part in again]
         except ChunkExtractionError:
             return extraction  # the halves failed: the reply's entities still stand
-        return self._with_halves(chunk.id, extraction, done) if again else extraction
+        return self._with_halves(chunk.id, extraction, done)
 
     def extract_many(
         self,
