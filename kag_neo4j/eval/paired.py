@@ -9,6 +9,10 @@ that excludes 0 marks a difference the questions support.
 Baselines: recall (R@k) is compared with ``dense``, or with ``naive`` (dense top-k too) when the
 run has no ``dense``; EM and F1 with ``naive``. A failed question scores 0, as in the means; a
 question without gold passages has no recall and is left out of the recall pairs.
+
+For exact match the pairs are also counted by outcome (:class:`Outcomes`): the questions both
+methods got right, those only one of them got right, and those neither did. The two middle counts
+are what the EM difference is made of.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from kag_neo4j.eval.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, PairedDi
 if TYPE_CHECKING:
     from kag_neo4j.eval.runner import MethodSummary, QuestionResult
 
-__all__ = ["QA_BASELINES", "RECALL_BASELINES", "Bootstrap", "Difference", "compare_to_baselines"]
+__all__ = ["QA_BASELINES", "RECALL_BASELINES", "Bootstrap", "Difference", "Outcomes", "compare_to_baselines", "outcomes"]
 
 #: the first of these in a run is the recall baseline
 RECALL_BASELINES: tuple[str, ...] = ("dense", "naive")
@@ -44,6 +48,23 @@ class Difference(PairedDifference):
 
     metric: str
     baseline: str
+
+
+class Outcomes(BaseModel):
+    """Exact-match outcomes of a method and ``baseline`` on the same questions, counted."""
+
+    baseline: str
+    both: int
+    only_method: int
+    only_baseline: int
+    neither: int
+
+
+def outcomes(mine: Sequence[float], theirs: Sequence[float], baseline: str) -> Outcomes:
+    """Count the paired exact-match scores (1 right, 0 wrong; a failed question is wrong)."""
+    pairs = [(a >= 1.0, b >= 1.0) for a, b in zip(mine, theirs, strict=True)]
+    return Outcomes(baseline=baseline, both=pairs.count((True, True)), only_method=pairs.count((True, False)),
+                    only_baseline=pairs.count((False, True)), neither=pairs.count((False, False)))
 
 
 def _score(row: QuestionResult, metric: str) -> float | None:
@@ -80,7 +101,8 @@ def compare_to_baselines(
     k_values: Sequence[int],
     bootstrap: Bootstrap,
 ) -> None:
-    """Fill each summary's ``differences`` (metric -> :class:`Difference`) against its baselines.
+    """Fill each summary's ``differences`` (metric -> :class:`Difference`) against its baselines, and
+    its EM ``outcomes`` against the QA baseline.
 
     ``results`` maps method -> question id -> row. A baseline is not compared with itself; a
     metric a method (or its baseline) does not measure gets no difference.
@@ -100,5 +122,7 @@ def compare_to_baselines(
             mine, theirs = _pairs(rows, base, metric, question_ids)
             found = paired_bootstrap(mine, theirs, resamples=bootstrap.resamples, seed=bootstrap.seed,
                                      confidence=bootstrap.confidence)
+            if metric == "EM" and mine:
+                summary.outcomes = outcomes(mine, theirs, baseline)
             if found is not None:
                 summary.differences[metric] = Difference(**found.model_dump(), metric=metric, baseline=baseline)

@@ -15,7 +15,7 @@ from typing import Any
 from kag_neo4j.eval.paired import Difference
 from kag_neo4j.eval.runner import EvalRun, MethodSummary
 
-__all__ = ["chart", "link_lines", "markdown", "rich_table", "step_lines", "write_reports"]
+__all__ = ["chart", "link_lines", "markdown", "outcome_lines", "rich_table", "step_lines", "write_reports"]
 
 DASH = "–"
 
@@ -121,6 +121,13 @@ def step_lines(run: EvalRun) -> list[str]:
     return lines
 
 
+def outcome_lines(run: EvalRun) -> list[str]:
+    """A line per method compared with the QA baseline: its exact-match outcomes, question by question."""
+    return [(f"{s.method} vs {o.baseline}, exact match per question: both right {o.both}, only {s.method} "
+             f"{o.only_method}, only {o.baseline} {o.only_baseline}, neither {o.neither}")
+            for s in run.methods if (o := s.outcomes) is not None]
+
+
 def link_lines(run: EvalRun) -> list[str]:
     """A line per method that links the question's mentions to PageRank seeds: seeds per question, the
     share that lead to a gold passage, the gold passages they reach (:mod:`kag_neo4j.eval.linking`)."""
@@ -156,7 +163,7 @@ def markdown(run: EvalRun) -> str:
         lines.append("| " + " | ".join(row_cells(run, summary)) + " |")
     notes = list(run.notes)
     notes += [f"{m.method}: {m.description}" for m in run.methods if m.description]
-    notes += step_lines(run) + link_lines(run)
+    notes += outcome_lines(run) + step_lines(run) + link_lines(run)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"

@@ -28,7 +28,7 @@ from kag_neo4j.eval.datasets import Corpus, Question, QuestionSet
 from kag_neo4j.eval.linking import LinkTally, tally_links
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput, SeedLinks
-from kag_neo4j.eval.paired import Bootstrap, Difference, compare_to_baselines
+from kag_neo4j.eval.paired import Bootstrap, Difference, Outcomes, compare_to_baselines
 from kag_neo4j.eval.steps import StepTally, tally_steps
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
@@ -119,6 +119,8 @@ class MethodSummary(BaseModel):
     no_seed: float | None = Field(default=None, description="the share of questions whose mentions linked to nothing")
     differences: dict[str, Difference] = Field(default_factory=dict, description=(
         "metric (R@k, EM, F1) -> the paired difference to the baseline, with its bootstrap interval"))
+    outcomes: Outcomes | None = Field(default=None, description=(
+        "exact-match outcomes per question against the QA baseline (both right, only one, neither)"))
 
 
 class EvalRun(BaseModel):

@@ -19,8 +19,9 @@ from kag_neo4j.errors import ModelError, ModelTimeoutError, ModelUnavailableErro
 
 from .base import REPETITION, Completion, CompletionRequest
 from .chat import ChatLLM
-from .repetition import RepetitionGuard
+from .prefix_states import PrefixStates, restore_state, save_state, shared_prefix
 from .registry import INSTALL_COMMAND, LLAMA_CPP_CMAKE_ARGS, LLAMA_CPP_REQUIREMENT
+from .repetition import RepetitionGuard
 
 LLAMA_CPP_INSTALL = f'CMAKE_ARGS="{LLAMA_CPP_CMAKE_ARGS}" pip install {LLAMA_CPP_REQUIREMENT}'
 
@@ -56,6 +57,7 @@ class LlamaCppLLM(ChatLLM):
         n_threads: int = 2,
         seed: int = 0,
         loop_guard: bool = True,
+        prefix_cache_mb: int = 0,
         **options: Any,
     ) -> None:
         path = Path(model_path)
@@ -66,6 +68,9 @@ class LlamaCppLLM(ChatLLM):
         self.seed = seed
         #: stop a reply that loops (:class:`RepetitionGuard`); the structured layer keeps what came before
         self.loop_guard = loop_guard
+        #: MiB of context states kept after each call (0: none): a prompt then starts from the kept
+        #: state sharing its longest prefix, not only from the previous call's (:mod:`.prefix_states`)
+        self.prefix_states = PrefixStates(prefix_cache_mb << 20) if prefix_cache_mb > 0 else None
         self.load_seconds: float | None = None
         self._llama: Any = None
         self._lock = threading.Lock()  # one llama.cpp context: one generation at a time
@@ -145,6 +150,7 @@ class LlamaCppLLM(ChatLLM):
             sampling: dict[str, Any] = {"temperature": temperature}
             if temperature == 0.0:
                 sampling.update(top_k=1, repeat_penalty=1.0)
+            self._restore_prefix(llama, prompt)
             self._reset_perf(llama)
             try:
                 result = llama.create_completion(
@@ -159,6 +165,8 @@ class LlamaCppLLM(ChatLLM):
             except ValueError as exc:
                 raise ModelError(f"llama.cpp rejected the request: {exc}") from exc
             self._last_perf = self._read_perf(llama)
+            if self.prefix_states is not None:
+                self.prefix_states.keep(save_state(llama))
         if deadline.hit:
             raise ModelTimeoutError(f"generation passed the {timeout:g}s timeout")
         choice = result["choices"][0]
@@ -169,6 +177,16 @@ class LlamaCppLLM(ChatLLM):
             completion_tokens=int(usage.get("completion_tokens", 0)),
             finish_reason=REPETITION if loop.hit else choice.get("finish_reason"),
         )
+
+    def _restore_prefix(self, llama: Any, prompt: list[int]) -> None:
+        """Start from the kept state sharing the most of ``prompt`` when it shares more than the live context."""
+        if self.prefix_states is None:
+            return
+        found = self.prefix_states.best(prompt)
+        live = shared_prefix(llama.input_ids[: llama.n_tokens].tolist(), prompt)
+        if found is not None and found[1] > live:
+            restore_state(llama, found[0])
+            self.prefix_states.restored += 1
 
     def _formatter(self, llama: Any) -> Any:
         """The GGUF's own chat template (what ``create_chat_completion`` would use)."""

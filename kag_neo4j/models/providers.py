@@ -130,7 +130,8 @@ def _llamacpp(settings: Settings, options: LLMOptions) -> ChatLLM:
 
     resolved = resolve_gguf(settings.llm_model, settings.resolved_model_cache, progress=sys.stderr.isatty())
     return LlamaCppLLM(resolved.path, model_id=resolved.model_id, n_ctx=settings.llm_context,
-                       n_threads=settings.llm_threads, **options.as_kwargs())
+                       n_threads=settings.llm_threads,
+                       prefix_cache_mb=settings.llm_prefix_cache_mb, **options.as_kwargs())
 
 
 def _openai(settings: Settings, options: LLMOptions) -> ChatLLM:

@@ -439,12 +439,10 @@ def _clean_text(text: str) -> str:
             line = re.sub(r"^\s*(?:[-*]\s+)?(?:\*\*)?\s*", "", line, count=1)
             line = re.sub(r"^((?:step|action)\s*\d+)\s*\*\*", r"\1", line, count=1, flags=re.IGNORECASE)
         kept.append(line)
-    kept = _output_step_as_action(kept)
+    kept = _outputs_merged(_output_step_as_action(kept))
     for i in range(len(kept) - 1, -1, -1):
         line = kept[i]
-        if re.match(
-            r"\s*action\s*\d+\s*[:：]\s*output\s*[（(][^()（）]*[)）]\s*(//.*)?$", line, re.IGNORECASE
-        ):
+        if _OUTPUT_ACTION.match(line):
             tail = kept[i + 1 :]
             if all(not _HEADER.match(t) for t in tail):
                 kept = kept[: i + 1]
@@ -454,6 +452,8 @@ def _clean_text(text: str) -> str:
 
 _OUTPUT_STEP = re.compile(r"\s*step\s*\d+\s*[:：]\s*(output\s*[（(][^()（）]*[)）])\s*$", re.IGNORECASE)
 _ACTION_NUMBER = re.compile(r"\s*action\s*(\d+)\s*[:：]", re.IGNORECASE)
+_OUTPUT_ACTION = re.compile(
+    r"\s*action\s*(\d+)\s*[:：]\s*output\s*[（(]([^()（）]*)[)）]\s*(//.*)?$", re.IGNORECASE)
 
 
 def _output_step_as_action(lines: list[str]) -> list[str]:
@@ -467,3 +467,34 @@ def _output_step_as_action(lines: list[str]) -> list[str]:
         return lines
     numbers = [int(m.group(1)) for m in map(_ACTION_NUMBER.match, lines[:last]) if m]
     return [*lines[:last], f"Action{max(numbers, default=0) + 1}: {match.group(1)}", *lines[last + 1 :]]
+
+
+def _outputs_merged(lines: list[str]) -> list[str]:
+    """Several one-line ``ActionN: Output(...)`` (a small model outputs each step's result) become
+    the last of them, naming every alias they named, in order; a step whose only actions were
+    those Outputs is dropped. One Output or none: the lines are left alone."""
+    found = [(i, match) for i, line in enumerate(lines) if (match := _OUTPUT_ACTION.match(line))]
+    if len(found) < 2:
+        return lines
+    aliases: list[str] = []
+    for _, match in found:
+        for alias in re.split(r"[,，]", match.group(2)):
+            alias = alias.strip().strip("`")
+            if alias and alias not in aliases:
+                aliases.append(alias)
+    last, last_match = found[-1]
+    removed = {i for i, _ in found[:-1]}
+    step_of: list[int | None] = []  # the line of the Step header each line belongs to
+    actions: dict[int | None, list[int]] = {}
+    current: int | None = None
+    for i, line in enumerate(lines):
+        header = _HEADER.match(line)
+        if header and header.group(1).lower() == "step":
+            current = i
+        elif header:
+            actions.setdefault(current, []).append(i)
+        step_of.append(current)
+    emptied = {step for step, found_here in actions.items() if step is not None and set(found_here) <= removed}
+    merged = f"Action{last_match.group(1)}: Output({', '.join(aliases)})"
+    return [merged if i == last else line for i, line in enumerate(lines)
+            if i not in removed and step_of[i] not in emptied]

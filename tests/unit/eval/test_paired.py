@@ -124,3 +124,26 @@ def test_the_table_has_a_difference_column_with_its_interval() -> None:
     cell = f"+50.0 [{100 * ours.low:+.1f}, {100 * ours.high:+.1f}]*"
     assert f"| ours | 50.0 | {cell} |" in text and ours.low > 0
     assert "10,000 resamples, seed 0" in text
+
+
+def test_exact_match_outcomes_are_counted_question_by_question() -> None:
+    em = {"naive": [1.0, 1.0, 0.0, 0.0, 0.0, 1.0], "ours": [1.0, 0.0, 1.0, 1.0, 0.0, None]}
+    results = {
+        name: {f"q{i}": _row(name, f"q{i}", None, f1=score, error=None if score is not None else "timeout")
+               for i, score in enumerate(scores)}
+        for name, scores in em.items()
+    }
+    summaries = [_summary(name, list(rows.values())) for name, rows in results.items()]
+    compare_to_baselines(summaries, results, [f"q{i}" for i in range(6)], [5], Bootstrap(resamples=200))
+    naive, ours = summaries
+    assert naive.outcomes is None, "the baseline is not compared with itself"
+    assert ours.outcomes is not None
+    # q0 both; q1 and q5 (ours failed: wrong) only naive; q2, q3 only ours; q4 neither
+    counts = (ours.outcomes.both, ours.outcomes.only_method, ours.outcomes.only_baseline, ours.outcomes.neither)
+    assert counts == (1, 2, 2, 1)
+    assert ours.differences["EM"].mean == pytest.approx((2 - 2) / 6)
+    run = EvalRun(dataset="d", format="musique", questions_file="q.json", corpus_file="c.json", recall_unit="title",
+                  questions=6, k_values=[5], embedder="e", database="neo4j", started_at="now", seconds=1.0,
+                  methods=summaries, rows=[], bootstrap=Bootstrap(resamples=200))
+    assert ("ours vs naive, exact match per question: both right 1, only ours 2, only naive 2, neither 1"
+            in markdown(run))

@@ -92,6 +92,9 @@ def test_llamacpp_with_a_configured_file_is_used_as_given(tmp_path: Path) -> Non
     assert llm.provider == "llamacpp"
     assert llm.model_id == "tiny.gguf"
     assert (llm.n_ctx, llm.n_threads) == (2048, 1)  # type: ignore[attr-defined]
+    assert llm.prefix_states is not None and llm.prefix_states.capacity_bytes == 512 << 20  # type: ignore[attr-defined]
+    off = build_llm(Settings(home=tmp_path, llm_model=str(weights), llm_prefix_cache_mb=0))
+    assert off.prefix_states is None  # type: ignore[attr-defined]
 
 
 def test_build_hashing_embedder(tmp_path: Path) -> None:

@@ -207,3 +207,24 @@ def test_a_last_step_line_holding_the_output_is_read_as_the_output_action() -> N
     assert plan.to_text().splitlines()[-1] == "Action3: Output(o2)"
     with pytest.raises(LogicalFormError):  # a Step line with Output in the middle is still an error
         plan_from_response(PlanResponse(logical_form=reply.replace("Step2:", "Step2: Output(o1)\nStep9:", 1)))
+
+
+def test_an_output_per_step_becomes_one_output_of_every_alias() -> None:
+    reply = (
+        "Step1: Which drugs treat thyroid nodules?\n"
+        "Action1: Retrieval(s=s1:Disease[`thyroid nodule`], p=p1:applicableMedicine, o=o1:Medicine)\n"
+        "Step2: Report them.\n"
+        "Action2: Output(o1)\n"
+        "Step3: Which department treats them?\n"
+        "Action3: Retrieval(s=s1, p=p2:hospitalDepartment, o=o2:HospitalDepartment)\n"
+        "Action4: Output(o2, o1)\n"
+        "Action5: Output(o2)"
+    )
+    plan = plan_from_response(PlanResponse(logical_form=reply))
+    assert plan.output.names == ["o1", "o2"]
+    assert [a.number for _, a in plan.actions()] == [1, 3, 5], "the earlier Outputs are gone, the last kept"
+    assert [s.number for s in plan.steps] == [1, 3], "a step whose only action was an Output is dropped"
+    single = reply.replace("Action4: Output(o2, o1)\n", "").replace("Step2: Report them.\nAction2: Output(o1)\n", "")
+    assert plan_from_response(PlanResponse(logical_form=single)).output.names == ["o2"]
+    with pytest.raises(LogicalFormError, match="o9"):  # what the Outputs name is still checked
+        plan_from_response(PlanResponse(logical_form=reply.replace("Output(o1)", "Output(o9)")))
