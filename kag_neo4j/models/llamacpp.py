@@ -186,7 +186,6 @@ class LlamaCppLLM(ChatLLM):
         live = shared_prefix(llama.input_ids[: llama.n_tokens].tolist(), prompt)
         if found is not None and found[1] > live:
             restore_state(llama, found[0])
-            self.prefix_states.restored += 1
 
     def _formatter(self, llama: Any) -> Any:
         """The GGUF's own chat template (what ``create_chat_completion`` would use)."""

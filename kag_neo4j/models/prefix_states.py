@@ -54,7 +54,6 @@ class PrefixStates:
             raise ValueError(f"a prefix cache needs a positive byte budget, got {capacity_bytes}")
         self.capacity_bytes = capacity_bytes
         self._states: OrderedDict[tuple[int, ...], KeptState] = OrderedDict()
-        self.restored = 0  # calls that started from a kept state
 
     @property
     def size(self) -> int:
