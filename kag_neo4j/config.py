@@ -95,8 +95,8 @@ class Settings(BaseSettings):
     llm_threads: int = Field(default=2, ge=1)
     llm_context: int = Field(default=4096, ge=512)
     #: MiB of llama.cpp context states kept across calls (kag_neo4j.models.prefix_states; about
-    #: 29 KB per token of the 1.5B default, a solver question keeps ~120 MB): planner calls 0.47x
-    #: the seconds, all calls 0.73x (BENCHMARKS.md, "Prefix cache"); 0 keeps none
+    #: 29 KB per token of the 1.5B default, measured): planner calls 0.47x the seconds, all calls
+    #: 0.73x (BENCHMARKS.md, "Prefix cache"); 0 keeps none
     llm_prefix_cache_mb: int = Field(default=512, ge=0)
     #: how full extraction asks the model to write its reply: positional rows (about half the
     #: tokens of keyed objects, measured in BENCHMARKS.md) or keyed objects

@@ -7,7 +7,7 @@ token. :class:`PrefixStates` keeps the context state (KV cache) after each call,
 used out past a byte budget; before a call the state sharing the longest prefix with the prompt
 is restored when it shares more than the live context does. llama-cpp-python's own ``LlamaRAMCache``
 does the same but copies the logits of a whole batch with each state (``n_batch`` x vocabulary
-floats, about 300 MB for Qwen2.5) without counting them against its budget; these states hold the
+floats, 311 MB for Qwen2.5 by its code) without counting them against its budget; these states hold the
 context's own bytes only.
 
 Only the prefix is reused: the rest of the prompt is evaluated as usual, and llama.cpp decodes at
