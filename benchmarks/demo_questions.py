@@ -1,7 +1,7 @@
 """KAG's demo questions, asked through the product path with the configured LLM.
 
     python benchmarks/demo_questions.py --yes [--demos DIR] [--schemas DIR] [--only riskmining,supplychain,medicine]
-                                              [--hashing]
+                                              [--hashing] [--keep]
 
 EMPTIES the configured database (it must carry the test marker or be claimed with --yes) once
 per demo, loads the demo the way its README builds it, and asks its questions with
@@ -194,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = demo_arguments(__doc__)
     parser.add_argument("--only", default="riskmining,supplychain,medicine", help="demos to run, comma separated")
     parser.add_argument("--hashing", action="store_true", help="embed with the hashing embedder (fast loads)")
+    parser.add_argument("--keep", action="store_true",
+                        help="leave the last demo's graph and traces in the database (open them in Neo4j Browser)")
     args = parse_demo_arguments(parser, argv)
     settings = load_settings()
     embedder: Embedder = HashingEmbedder(384) if args.hashing else build_embedder(settings)
@@ -226,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{len(answer.kg_path)}: {_cell(facts + more, 80)} | {_cell(rule_in_trace(db, answer), 80)} | "
                     f"{answer.usage.get('llm_calls', 0)} | {seconds:.0f} |")
                 print(f"{question.text}: {answer.answer!r} (run {answer.run_id})", file=sys.stderr, flush=True)
-        reset_database(db)
+        if not args.keep:
+            reset_database(db)
     llm.close()
     print("\n".join([*lines, "", *notes]))
     return 1 if wrong else 0

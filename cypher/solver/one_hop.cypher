@@ -10,6 +10,9 @@
 // fact is read, the memberships come first: an entity with hundreds of facts keeps its classes.
 // $predicates: relation types / open predicates to accept (kag_neo4j.store.keys.predicate_key), or null for any.
 // $constraints: [{target: 's'|'p'|'o', prop, op: '='|'!='|'<'|'<='|'>'|'>=', value}]
+// $expected_type: the type the step asks of the other end, or null. It filters nothing: `type_fits`
+// says whether the other end has it (a fact whose predicate is another word, `治疗` for
+// `applicableMedicine`, may still say what the step asks when it reaches a `Medicine`).
 // Events (loaded, or created by a rule's Action: KAG's event chains) are reached, and hopped
 // from, when a predicate is asked for.
 UNWIND $anchor_ids AS anchor_id
@@ -47,7 +50,8 @@ RETURN s.id AS subject_id, s.name AS subject, predicate, o.id AS object_id, o.na
        properties(r) AS edge, stored_forward, type(r) = 'RELATED' AS open_fact,
        coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.confidence, 1.0) AS confidence,
        CASE WHEN type(r) = 'BELONGS_TO' AND other:Concept
-            THEN [l IN labels(other) WHERE NOT l IN ['Concept', 'Entity']] ELSE [] END AS class_types
+            THEN [l IN labels(other) WHERE NOT l IN ['Concept', 'Entity']] ELSE [] END AS class_types,
+       coalesce($expected_type IN labels(other), false) AS type_fits
 ORDER BY type(r) = 'BELONGS_TO' AND $predicates IS NULL DESC, stored_forward DESC, open_fact ASC, confidence DESC,
          subject_id, object_id
 LIMIT $limit

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kag_neo4j.builder.pipeline import LoadOptions, load
-from kag_neo4j.config import Settings
+from kag_neo4j.config import Settings, load_settings
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.resources import resource_dir
 from kag_neo4j.schema.validate import load_schema
@@ -27,7 +27,10 @@ def test_markdown_and_pdf_load_in_full_mode_with_the_offline_model(db: Database,
     # a missing or broken offline model fails this test (deselect slow tests with -m "not slow")
     from kag_neo4j.models import build_llm
 
-    settings = test_settings.model_copy(update={"llm_provider": "llamacpp", "llm_model": None})
+    # the weights `kag-neo4j models install` put in this environment's model cache, not the
+    # test's temporary home (which holds none: the test would depend on the part packages)
+    installed = load_settings().resolved_model_cache
+    settings = test_settings.model_copy(update={"llm_provider": "llamacpp", "llm_model": None, "model_cache": installed})
     llm = build_llm(settings)
     schema = load_schema(str(resource_dir("schema") / "CompanyFinance.schema"))
     paths = [FIXTURES / "builder" / "companies" / "acme.md", FIXTURES / "docs" / "sample.pdf"]

@@ -43,7 +43,7 @@ def kg(db: Database, embedder: HashingEmbedder) -> Database:
 
 def _one_hop(db: Database, **overrides: object) -> list[dict]:
     params: dict[str, object] = {"anchor_ids": ["ada"], "anchor_role": "s", "predicates": None, "other_ids": None,
-                                 "other_type": None, "constraints": [], "limit": 10}
+                                 "other_type": None, "constraints": [], "limit": 10, "expected_type": None}
     params.update(overrides)
     return db.read(cypher.query("solver/one_hop"), **params)
 
@@ -73,6 +73,14 @@ def test_one_hop_from_the_object_side_and_type_filter(kg: Database) -> None:
     rows = _one_hop(kg, anchor_ids=["hvrc"], anchor_role="o", predicates=["founded"], other_type="Person")
     assert [(r["subject"], r["object"]) for r in rows] == [("Ada Pembroke", "Harrow Valley Rail Company")]
     assert _one_hop(kg, anchor_ids=["hvrc"], anchor_role="o", predicates=["founded"], other_type="Bridge") == []
+
+
+def test_one_hop_says_which_facts_reach_the_expected_type_and_keeps_the_others(kg: Database) -> None:
+    rows = _one_hop(kg, expected_type="Bridge")
+    assert {r["object"] for r in rows} == {"Harrow Valley Rail Company", "Millbrook Viaduct", "Kestrel Bay"}
+    assert {r["object"] for r in rows if r["type_fits"]} == {"Millbrook Viaduct"}
+    assert not any(r["type_fits"] for r in _one_hop(kg, expected_type="Bridge`) DETACH DELETE n //"))
+    assert kg.read("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"] == 4
 
 
 def test_one_hop_edge_constraints(kg: Database) -> None:

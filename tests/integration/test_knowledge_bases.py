@@ -246,7 +246,7 @@ def test_kb_commands_list_create_and_drop(
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "note.md").write_text("# Note\n\nAda Lovelace met Charles Babbage in London.\n", encoding="utf-8")
-    loaded = runner.invoke(app, ["--kb", "risk_2026", "load", str(folder)])
+    loaded = runner.invoke(app, ["--kb", "risk_2026", "load", str(folder), "--mode", "light"])
     assert loaded.exit_code == 0, loaded.output
 
     listed = runner.invoke(app, ["kb", "list", "--json"])

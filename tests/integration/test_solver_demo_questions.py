@@ -189,6 +189,27 @@ Action2: Output(o1)""")
     assert {(f.subject_id, f.predicate) for f in answer.kg_path} == {(f"Disease:#{disease['idx']}", "applicableMedicine")}
 
 
+def test_a_predicate_the_graph_words_otherwise_gives_the_sub_answer_the_facts_reaching_the_asked_type(
+    medicine: Database,
+) -> None:
+    folder = DEMOS / "medicine"
+    (disease,) = [r for r in _rows(folder / "Disease.csv") if r["title"] == "甲状腺结节"]
+    names = {disease["title"], *(a for a in disease["alias"].split(",") if a)}
+    facts = [r for r in _rows(folder / "SPO.csv") if r["S"] in names]
+    medicines = {r["O"] for r in facts if r["P"] == "applicableMedicine"}
+    assert medicines and len(facts) > len(medicines)  # the disease has facts of other types too
+    # `治疗药物` is no predicate of the graph: every fact of the disease is read and none matches it by word
+    plan = "Step1: 甲状腺结节用什么药物治疗？\nAction1: Retrieval(s=s1:Disease[`甲状腺结节`], p=p1:治疗药物, o=o1:Medicine)\n" \
+           "Action2: Output(o1)"
+    llm = ScriptedLLM([{"logical_form": plan}, {"answer": "", "evidence": []}])
+    answer = KAG(medicine, llm, HashingEmbedder(TEST_DIMENSION)).ask("甲状腺结节可以吃什么药？", trace=False)
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source == "graph+chunks", "a fact that only fits by type does not answer the step by itself"
+    assert {f.object for f in step.facts} == medicines
+    shown = llm.calls[1].messages[-1].content  # the sub-answer's prompt
+    assert all(f"{f.subject} | {f.predicate} | {f.object}" in shown for f in step.facts)
+
+
 def test_of_the_medicine_schema_s_many_types_the_planner_sees_those_its_relations_connect(medicine: Database) -> None:
     summary = read_graph_schema(medicine).summary()
     types = next(line for line in summary.splitlines() if line.startswith("Entity types:"))

@@ -13,7 +13,9 @@ How a Retrieval runs (every query a ``.cypher`` file, every value a parameter, r
 2. **Graph facts** (schema relations, open facts, properties). ``cypher/solver/one_hop.cypher``
    runs from the anchors with the predicate as a normalised value and the constraints as values;
    when the exact predicate finds nothing, every fact around the anchors is read and ranked by
-   :func:`~kag_neo4j.solver.matching.predicate_similarity`. For a value-typed object
+   :func:`~kag_neo4j.solver.matching.predicate_similarity`; a trusted fact whose other end has the
+   entity type the step asks for (``o=o1:Medicine``) scores at least ``TYPE_FIT``, so it reaches
+   the sub-answer (4) even when its predicate is another word. For a value-typed object
    (``o=o1:Year``) the anchors' properties are read too (``entity_properties.cypher``).
 3. **Decide.** Facts answer the step when the predicate matches strongly, the fact is trusted (a
    schema relation, or an open fact with enough confidence), it runs in the asked direction and
@@ -67,6 +69,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SPEC", "End", "run_retrieval"]
 
+#: the score of a fact whose predicate is another word but whose other end has the asked-for type:
+#: below every threshold that answers a step from the graph (kag_neo4j.solver.runtime), above none
+TYPE_FIT = 0.4
 _EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate", "derived_by", "rule_version", "as_of"})
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -213,14 +218,17 @@ def _fact_from_row(row: Mapping[str, Any]) -> KGFact:
 
 def _hop_candidates(
     rt: Runtime, record: StepRecord, op: RetrievalOp, anchor: End, other: End, predicate: str | None,
-    *, asked: str | None = None,
+    *, asked: str | None = None, expected_type: str | None = None,
 ) -> list[_Candidate]:
     """The facts around ``anchor`` that may answer the hop, scored by how well their predicate
     says ``predicate``; ``asked`` (the step's question, for a step that names no predicate) lets
-    a concept membership whose class the question spells out score as asked for."""
+    a concept membership whose class the question spells out score as asked for. A trusted fact
+    whose predicate is another word but whose other end has the entity type the step asks for
+    scores ``TYPE_FIT`` (``expected_type``: that type, None for a value or any type): too weak to
+    answer the step, strong enough to reach the sub-answer's facts."""
     params: dict[str, Any] = {
         "anchor_ids": anchor.ids, "anchor_role": anchor.role, "other_ids": other.ids or None,
-        "other_type": None, "constraints": _constraints(op),
+        "other_type": None, "constraints": _constraints(op), "expected_type": expected_type,
     }
     exact = predicate is not None
     rows: list[dict[str, Any]] = []
@@ -240,6 +248,8 @@ def _hop_candidates(
         if classes:  # a concept membership answers what asks for its class, by type or by name
             similarity = max(similarity, membership_similarity(predicate or asked, other.element.type, classes, str(value)))
         trusted = (not row["open_fact"]) or float(row["confidence"]) >= rt.config.graph_confidence
+        if trusted and row["type_fits"]:  # (NER co-occurrences are not trusted: no noise from them)
+            similarity = max(similarity, TYPE_FIT)
         candidates.append(
             _Candidate(
                 fact=_fact_from_row(row), value=value, other_id=other_id, anchor_id=anchor_id,
@@ -323,7 +333,10 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
 
     candidates: list[_Candidate] = []
     if anchor is not None and other is not None:
-        candidates = _hop_candidates(rt, record, op, anchor, other, predicate, asked=asked)
+        expected = other.element.type if other.kind == "free" else None
+        if expected in value_types or expected in {"Entity", "Text"}:
+            expected = None
+        candidates = _hop_candidates(rt, record, op, anchor, other, predicate, asked=asked, expected_type=expected)
         if anchor.role == "s" and other.kind == "free" and (other.element.type in value_types or other.element.type is None):
             candidates += _property_candidates(rt, record, anchor, predicate)
     candidates.sort(key=lambda c: (-c.similarity, not c.forward, -c.fact.confidence))
