@@ -70,7 +70,8 @@ if TYPE_CHECKING:
 __all__ = ["SPEC", "End", "run_retrieval"]
 
 #: the score of a fact whose predicate is another word but whose other end has the asked-for type:
-#: below every threshold that answers a step from the graph (kag_neo4j.solver.runtime), above none
+#: below the default ``predicate_threshold`` (0.85), so it never answers a step alone, and above 0,
+#: so the sub-answer sees it
 TYPE_FIT = 0.4
 _EDGE_INTERNAL = frozenset({"chunk_ids", "doc_ids", "confidence", "predicate", "derived_by", "rule_version", "as_of"})
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -334,7 +335,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     candidates: list[_Candidate] = []
     if anchor is not None and other is not None:
         expected = other.element.type if other.kind == "free" else None
-        if expected in value_types or expected in {"Entity", "Text"}:
+        if expected in value_types or expected in {GENERIC_TYPE, "Text"}:
             expected = None
         candidates = _hop_candidates(rt, record, op, anchor, other, predicate, asked=asked, expected_type=expected)
         if anchor.role == "s" and other.kind == "free" and (other.element.type in value_types or other.element.type is None):
