@@ -44,7 +44,8 @@ def test_one_hop_matches_exactly_the_predicates_of_the_same_python_key(graph: Da
     expected = _classes(TRICKY)
     for name in TRICKY:
         rows = graph.read(cypher.query("solver/one_hop"), anchor_ids=["anchor"], anchor_role="s", other_ids=None,
-                          other_type=None, constraints=[], predicates=[predicate_key(name)], limit=100)
+                          other_type=None, expected_type=None, constraints=[], predicates=[predicate_key(name)],
+                          limit=100)
         assert {row["predicate"] for row in rows} == expected[name], repr(name)
 
 
