@@ -223,10 +223,8 @@ def _hop_candidates(
 ) -> list[_Candidate]:
     """The facts around ``anchor`` that may answer the hop, scored by how well their predicate
     says ``predicate``; ``asked`` (the step's question, for a step that names no predicate) lets
-    a concept membership whose class the question spells out score as asked for. A trusted fact
-    whose predicate is another word but whose other end has the entity type the step asks for
-    scores ``TYPE_FIT`` (``expected_type``: that type, None for a value or any type): too weak to
-    answer the step, strong enough to reach the sub-answer's facts."""
+    a concept membership whose class the question spells out score as asked for; a trusted fact
+    whose other end has ``expected_type`` (an entity type, or None) scores at least ``TYPE_FIT``."""
     params: dict[str, Any] = {
         "anchor_ids": anchor.ids, "anchor_role": anchor.role, "other_ids": other.ids or None,
         "other_type": None, "constraints": _constraints(op), "expected_type": expected_type,
@@ -334,9 +332,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
 
     candidates: list[_Candidate] = []
     if anchor is not None and other is not None:
-        expected = other.element.type if other.kind == "free" else None
-        if expected in value_types or expected in {GENERIC_TYPE, "Text"}:
-            expected = None
+        expected = _entity_type(other.element.type, plan) if other.kind == "free" else None
         candidates = _hop_candidates(rt, record, op, anchor, other, predicate, asked=asked, expected_type=expected)
         if anchor.role == "s" and other.kind == "free" and (other.element.type in value_types or other.element.type is None):
             candidates += _property_candidates(rt, record, anchor, predicate)
@@ -449,10 +445,14 @@ def _mentioned(rt: Runtime, record: StepRecord, text: str) -> list[str]:
     return found
 
 
+def _entity_type(type_name: str | None, plan: ValidatedPlan) -> str | None:
+    """``type_name`` when it names a type of entities, None for a value type or the generic one."""
+    return type_name if type_name and type_name != GENERIC_TYPE and not plan.is_value_type(type_name) else None
+
+
 def _link_answer(rt: Runtime, record: StepRecord, answer: str, type_name: str | None, plan: ValidatedPlan) -> Item:
     """An entity-typed sub-answer, linked back to the graph when a close entity exists."""
-    type_filter = type_name if type_name and type_name != GENERIC_TYPE and not plan.is_value_type(type_name) else None
-    linked = link_mention(rt, record, answer, type_filter)
+    linked = link_mention(rt, record, answer, _entity_type(type_name, plan))
     best = max(linked, key=lambda e: _close(answer, e), default=None)
     if best is not None and _close(answer, best) >= rt.config.name_threshold:
         record.used.append(Used(kind="Entity", id=best.id, rank=1, score=round(best.score, 6)))
