@@ -43,7 +43,7 @@ from kag_neo4j.builder.aligned_document import (
 )
 from kag_neo4j.builder.concepts import Taxonomy, concept_id
 from kag_neo4j.builder.names import display_rank, name_key
-from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, PropertyValue, SourceDocument
+from kag_neo4j.builder.records import ChunkExtraction, ChunkRecord, ExtractedRelation, PropertyValue, SourceDocument
 from kag_neo4j.builder.structured_alignment import align_structured, has_typed_records
 from kag_neo4j.builder.type_resolution import GENERIC_TYPES, TypeInfo, TypeResolver, relationship_type
 from kag_neo4j.errors import InvalidIdentifierError
@@ -234,7 +234,8 @@ class Aligner:
                         name_key(relation.object) not in known:
                     ends = [(relation.subject, relation.subject_type)]
                 else:
-                    ends = [(relation.subject, relation.subject_type), (relation.object, relation.object_type)]
+                    object_type = self._range_type(records, subject_type, relation)
+                    ends = [(relation.subject, relation.subject_type), (relation.object, object_type)]
                 for name, type_hint in ends:
                     key = name_key(name)
                     if key and key not in known and key not in event_keys:
@@ -280,6 +281,26 @@ class Aligner:
             present = {*node.properties, "id", "name", *(("desc", "description") if node.description else ())}
             aligned.violations.extend(missing_required(schema_type.name, required(schema_type), present,
                                                        where=place(first.chunk_id)))
+
+    def _range_type(self, records: list[_Record], subject_type: ResolvedType | None,
+                    relation: ExtractedRelation) -> str | None:
+        """The type of a relation's object: the one it was extracted with, else the target type of
+        the schema relation its predicate names (``Disease -[applicableMedicine]-> Medicine`` makes
+        an untyped object a ``Medicine``). The chunk's untyped records of that object take the type
+        too, so they are not left as generic entities."""
+        if not self.types.resolve(relation.object_type).generic:
+            return relation.object_type
+        schema_relation = self.types.relation(subject_type, relation.predicate, None)
+        if schema_relation is None:
+            return relation.object_type
+        typed = self.types.resolve(schema_relation.target)
+        if typed.schema_type is None:
+            return relation.object_type
+        key = name_key(relation.object)
+        for record in records:
+            if record.key == key and record.info.generic:
+                record.info = typed
+        return schema_relation.target
 
     def _record_type(self, records: list[_Record], key: str, hint: str | None) -> ResolvedType | None:
         for record in records:

@@ -129,7 +129,8 @@ class SchemaView:
     # ------------------------------------------------------------------ prompt listing
     def listing(self, *, limit: int = 60) -> str:
         """A compact listing for prompts, one line per type:
-        ``Person(人物) [entity]: props birthDate, age; rels worksFor->Company``. Relations that
+        ``Person(人物) [entity]: props birthDate, age; rels worksFor(任职于)->Company`` (a display name
+        lets a model writing in that language use the relation). Relations that
         most types share (KAG's ``semanticType``, ``synonyms``...) are listed once at the end."""
         listed = [info for info in self.types.values() if info.kind in ("entity", "concept", "event")][:limit]
         shared: dict[str, str] = {}
@@ -150,7 +151,8 @@ class SchemaView:
             props = [name for name in info.properties if name not in ("desc", "description", "name")]
             if props:
                 parts.append("props " + ", ".join(props))
-            rels = [f"{name}->{rel.target}" for name, rel in info.relations.items() if name not in shared]
+            rels = [f"{name}" + (f"({rel.display_name})" if rel.display_name else "") + f"->{rel.target}"
+                    for name, rel in info.relations.items() if name not in shared]
             if rels:
                 parts.append("rels " + ", ".join(rels))
             lines.append(head + (": " + "; ".join(parts) if parts else ""))

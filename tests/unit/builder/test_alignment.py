@@ -63,6 +63,40 @@ def test_relation_endpoints_that_were_not_extracted_become_entities() -> None:
     assert fact.rel_type is None and fact.predicate == "met" and fact.chunk_id == chunks[0].id
 
 
+def test_an_untyped_object_takes_the_target_type_of_the_schema_relation_its_predicate_names(schema) -> None:
+    document, chunks = doc("d", "Jane works for Acme. Acme competes with Initech.")
+    extraction = ChunkExtraction(
+        chunk_id=chunks[0].id,
+        # Acme was listed without a type, Initech not at all; the relations' schema names type both
+        entities=[ent("Jane", "Person"), ent("Acme")],
+        relations=[rel("Jane", "Works for", "Acme"), rel("Acme", "competitor", "Initech"),
+                   rel("Jane", "met", "Bob")],
+    )
+    aligned = Aligner(schema).align_document(document, chunks, [extraction])
+    assert set(aligned.entities) == {"Person:jane", "Organization:acme", "Organization:initech", "entity:bob"}
+    assert "Company" in aligned.entities["Organization:acme"].labels
+    assert "Company" in aligned.entities["Organization:initech"].labels
+    assert {(f.source_id, f.rel_type, f.target_id) for f in aligned.facts} == {
+        ("Person:jane", "worksFor", "Organization:acme"), ("Organization:acme", "competitor", "Organization:initech"),
+        ("Person:jane", None, "entity:bob")}
+
+
+def test_an_object_extracted_with_a_type_keeps_it_whatever_the_predicate(schema) -> None:
+    document, chunks = doc("d", "Jane works for Bob.")
+    extraction = ChunkExtraction(chunk_id=chunks[0].id, entities=[ent("Jane", "Person"), ent("Bob", "Person")],
+                                 relations=[rel("Jane", "worksFor", "Bob", object_type="Person")])
+    aligned = Aligner(schema).align_document(document, chunks, [extraction])
+    assert set(aligned.entities) == {"Person:jane", "Person:bob"}
+
+
+def test_without_a_schema_relation_objects_stay_untyped(schema) -> None:
+    document, chunks = doc("d", "Ada met Charles.")
+    extraction = ChunkExtraction(chunk_id=chunks[0].id, entities=[ent("Ada", "Person")],
+                                 relations=[rel("Ada", "worksFor", "Charles")])
+    aligned = Aligner().align_document(document, chunks, [extraction])
+    assert "entity:charles" in aligned.entities
+
+
 def test_literal_schema_property_becomes_a_node_property(schema) -> None:
     document, chunks = doc("d", "Acme was founded in 1990.")
     extraction = ChunkExtraction(chunk_id=chunks[0].id, entities=[ent("Acme", "Company")],

@@ -12,6 +12,7 @@ from kag_neo4j.errors import ConfigError, ModelUnavailableError, TransientModelE
 from kag_neo4j.models.scripted import ScriptedLLM, prompts_of
 from kag_neo4j.prompts.extract import ExtractionResponse
 from kag_neo4j.prompts.extract_rows import RowsExtractionResponse
+from kag_neo4j.resources import resource_dir
 from kag_neo4j.schema import load_schema
 
 RONALDO = {
@@ -134,6 +135,15 @@ def test_schema_listing_is_injected_when_a_schema_is_given(schema) -> None:
     assert "Schema:" in system
     assert "GeographicLocation(地理位置) [entity]" in system
     assert "most types: rels semanticType->SemanticConcept" in system
+
+
+def test_the_listing_gives_relations_their_display_names_so_a_model_may_use_either() -> None:
+    finance = load_schema(resource_dir("schema") / "CompanyFinance.schema")
+    llm = ScriptedLLM([{}])
+    FullExtractor(llm, schema=finance).extract(chunk())
+    system = llm.calls[0].messages[0].content
+    assert "worksFor(Works for)->Company" in system
+    assert "subsidiaryOf(Subsidiary of)->Company" in system
 
 
 def test_invalid_json_is_repaired_on_retry() -> None:
