@@ -89,7 +89,7 @@ def test_an_object_extracted_with_a_type_keeps_it_whatever_the_predicate(schema)
     assert set(aligned.entities) == {"Person:jane", "Person:bob"}
 
 
-def test_without_a_schema_relation_objects_stay_untyped(schema) -> None:
+def test_without_a_schema_objects_stay_untyped() -> None:
     document, chunks = doc("d", "Ada met Charles.")
     extraction = ChunkExtraction(chunk_id=chunks[0].id, entities=[ent("Ada", "Person")],
                                  relations=[rel("Ada", "worksFor", "Charles")])
