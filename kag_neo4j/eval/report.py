@@ -128,6 +128,27 @@ def outcome_lines(run: EvalRun) -> list[str]:
             for s in run.methods if (o := s.outcomes) is not None]
 
 
+def stage_lines(run: EvalRun) -> list[str]:
+    """A line per answering method that calls the LLM: its model time per question by stage (calls,
+    prompt + completion tokens, seconds; means over the answered questions) and the rest of its mean
+    answer time, spent outside the model (retrieval, Cypher, query embeddings). A call's seconds are
+    its wall time, so a call that waited for a local model busy with a concurrent step counts its wait."""
+    lines = []
+    for s in run.methods:
+        stages = {name: cost for name, cost in s.stages.items() if cost.calls}
+        if not stages or s.qa_s_mean is None:
+            continue
+        parts = [f"{name} {_num(cost.calls, 2)} × ({cost.prompt_tokens / cost.calls:,.0f} + "
+                 f"{cost.completion_tokens / cost.calls:,.0f} tokens) {_num(cost.seconds)} s"
+                 for name, cost in sorted(stages.items(), key=lambda item: -item[1].seconds)]
+        model = sum(cost.seconds for cost in s.stages.values())
+        rest = (f"outside the model {_num(s.qa_s_mean - model)} s" if model <= s.qa_s_mean else
+                f"together {_num(model)} s, more than the answer time: a call waiting for a model busy with a "
+                "concurrent step counts its wait")
+        lines.append(f"{s.method} time per question (mean {_num(s.qa_s_mean)} s): " + "; ".join(parts) + f"; {rest}")
+    return lines
+
+
 def link_lines(run: EvalRun) -> list[str]:
     """A line per method that links the question's mentions to PageRank seeds: seeds per question, the
     share that lead to a gold passage, the gold passages they reach (:mod:`kag_neo4j.eval.linking`)."""
@@ -163,7 +184,7 @@ def markdown(run: EvalRun) -> str:
         lines.append("| " + " | ".join(row_cells(run, summary)) + " |")
     notes = list(run.notes)
     notes += [f"{m.method}: {m.description}" for m in run.methods if m.description]
-    notes += outcome_lines(run) + step_lines(run) + link_lines(run)
+    notes += outcome_lines(run) + step_lines(run) + stage_lines(run) + link_lines(run)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"

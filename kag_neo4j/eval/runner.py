@@ -29,6 +29,7 @@ from kag_neo4j.eval.linking import LinkTally, tally_links
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput, SeedLinks
 from kag_neo4j.eval.paired import Bootstrap, Difference, Outcomes, compare_to_baselines
+from kag_neo4j.eval.stages import StageCost, mean_stages, stage_costs, stage_snapshot
 from kag_neo4j.eval.steps import StepTally, tally_steps
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
@@ -67,6 +68,8 @@ class QuestionResult(BaseModel):
     completion_tokens: int = 0
     #: tokens of the responses served from the cache, at what they cost when computed
     llm_cached_tokens: int = 0
+    stages: dict[str, StageCost] = Field(default_factory=dict, description=(
+        "the LLM's calls, tokens and seconds for this question, by pipeline stage"))
     retrieval_seconds: float | None = None
     answer_seconds: float | None = None
     qa_seconds: float | None = None
@@ -121,6 +124,9 @@ class MethodSummary(BaseModel):
         "metric (R@k, EM, F1) -> the paired difference to the baseline, with its bootstrap interval"))
     outcomes: Outcomes | None = Field(default=None, description=(
         "exact-match outcomes per question against the QA baseline (both right, only one, neither)"))
+    stages: dict[str, StageCost] = Field(default_factory=dict, description=(
+        "mean LLM calls, tokens and seconds per answered question, by pipeline stage"))
+    qa_s_mean: float | None = Field(default=None, description="mean answer latency (the stages' seconds are part of it)")
 
 
 class EvalRun(BaseModel):
@@ -228,7 +234,7 @@ def evaluate_question(
     """Run one method on one question and score it (errors are caught into the row)."""
     row = QuestionResult(method=method.name, question_id=question.id, question=question.question,
                          gold_answers=question.answers, gold_units=list(gold_units))
-    before = _usage_snapshot(ctx)
+    before, stages_before = _usage_snapshot(ctx), stage_snapshot(ctx.usage)
     try:
         retrieval = None
         if method.retrieve is not None:
@@ -266,6 +272,7 @@ def evaluate_question(
         row.error = f"{type(exc).__name__}: {exc}"
         row.details["traceback"] = traceback.format_exc(limit=6)
     after = _usage_snapshot(ctx)
+    row.stages = stage_costs(stages_before, stage_snapshot(ctx.usage))
     row.llm_calls, row.llm_cache_hits, row.prompt_tokens, row.completion_tokens, row.llm_cached_tokens = (
         after[i] - before[i] for i in range(5)
     )
@@ -300,6 +307,8 @@ def summarise(method: EvalMethod, rows: Iterable[QuestionResult], k_values: Sequ
         qa_times = [row.qa_seconds for row in answered if row.qa_seconds is not None]
         summary.qa_s_p50 = metrics.percentile(qa_times, 50)
         summary.qa_s_p95 = metrics.percentile(qa_times, 95)
+        summary.qa_s_mean = metrics.mean(qa_times)
+        summary.stages = mean_stages([row.stages for row in answered])
     tallies = [row.steps for row in rows if row.steps is not None and not row.error]
     if tallies:
         summary.steps = metrics.mean([float(t.steps) for t in tallies])

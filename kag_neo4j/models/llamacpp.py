@@ -19,6 +19,7 @@ from kag_neo4j.errors import ModelError, ModelTimeoutError, ModelUnavailableErro
 
 from .base import REPETITION, Completion, CompletionRequest
 from .chat import ChatLLM
+from .grammar_sampler import SHORTLIST, llama_class
 from .prefix_states import PrefixStates, restore_state, save_state, shared_prefix
 from .registry import INSTALL_COMMAND, LLAMA_CPP_CMAKE_ARGS, LLAMA_CPP_REQUIREMENT
 from .repetition import RepetitionGuard
@@ -58,6 +59,7 @@ class LlamaCppLLM(ChatLLM):
         seed: int = 0,
         loop_guard: bool = True,
         prefix_cache_mb: int = 0,
+        grammar_shortlist: int = SHORTLIST,
         **options: Any,
     ) -> None:
         path = Path(model_path)
@@ -71,6 +73,10 @@ class LlamaCppLLM(ChatLLM):
         #: MiB of context states kept after each call (0: none): a prompt then starts from the kept
         #: state sharing its longest prefix, not only from the previous call's (:mod:`.prefix_states`)
         self.prefix_states = PrefixStates(prefix_cache_mb << 20) if prefix_cache_mb > 0 else None
+        if grammar_shortlist < 0:
+            raise ValueError(f"grammar_shortlist must be >= 0, got {grammar_shortlist}")
+        #: likeliest tokens a grammar sees before the whole vocabulary (0: llama.cpp's own chain; :mod:`.grammar_sampler`)
+        self.grammar_shortlist = grammar_shortlist
         self.load_seconds: float | None = None
         self._llama: Any = None
         self._lock = threading.Lock()  # one llama.cpp context: one generation at a time
@@ -89,7 +95,7 @@ class LlamaCppLLM(ChatLLM):
         if self._llama is not None:
             return self._llama
         try:
-            from llama_cpp import Llama
+            Llama = llama_class(self.grammar_shortlist)
         except ImportError as exc:
             raise ModelUnavailableError(
                 "the llamacpp provider needs llama-cpp-python, which is not installed; install it with: "

@@ -137,3 +137,37 @@ def test_the_prefix_cache_restores_an_earlier_prompt_and_still_answers_right(set
     # the reply is the model's own either way (where two next tokens nearly tie, KV values computed
     # in another batch may pick the other: BENCHMARKS.md counts how often), and here it is right
     assert all("1877" in found[-1] for found in replies.values()), replies
+
+
+class Verdict(BaseModel):
+    station: str
+    year: int
+
+
+def test_the_grammar_shortlist_picks_the_tokens_llama_cpp_s_own_chain_picks(settings: Settings) -> None:
+    from kag_neo4j.models.base import CompletionRequest
+    from kag_neo4j.models.grammar_sampler import GreedyGrammarSampler
+    from kag_neo4j.models.install import resolve_gguf
+    from kag_neo4j.models.llamacpp import LlamaCppLLM
+
+    path = resolve_gguf(settings.llm_model, settings.resolved_model_cache).path
+    question = ChatMessage(role="user", content=f"{EN}\nWhich club did Ronaldo join, and in which year? Reply in Chinese.")
+    request = CompletionRequest(messages=(SYSTEM, question), max_tokens=40, json_schema=Verdict.model_json_schema())
+    texts: dict[int, str] = {}
+    steps: dict[int, tuple[int, int]] = {}
+    # 0: llama.cpp's chain (the grammar sees the whole vocabulary at every step); 64: the default;
+    # 1: only the likeliest token first, so every step where the model leans outside JSON falls back
+    for shortlist in (0, 64, 1):
+        model = LlamaCppLLM(path, n_threads=settings.llm_threads, grammar_shortlist=shortlist)
+        try:
+            texts[shortlist] = model._complete(request).text
+            sampler = model._llama._sampler
+            if shortlist:
+                assert isinstance(sampler, GreedyGrammarSampler)
+                steps[shortlist] = (sampler.shortlisted, sampler.full)
+        finally:
+            model.close()
+    assert texts[64] == texts[0] and texts[1] == texts[0], texts
+    Verdict.model_validate_json(texts[0])
+    assert steps[64][0] > steps[64][1], "the 64 likeliest tokens decide most steps"
+    assert steps[1][1] > steps[64][1], "with one token shown first, more steps fall back to the whole vocabulary"

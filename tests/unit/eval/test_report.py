@@ -72,3 +72,20 @@ def test_linking_methods_say_what_their_mentions_linked_to() -> None:
             "questions neither); 66.7 % of these seeds lead to a gold passage in one step, reaching 50.0 % of the "
             "gold passages") in text
     assert text.count(" linking: ") == 1, "dense and naive link nothing"
+
+
+def test_answering_methods_say_where_their_time_goes_by_stage() -> None:
+    from kag_neo4j.eval.stages import StageCost
+
+    run = _run(qa=True)
+    run.methods.append(MethodSummary(
+        method="ours-solver", questions=2, errors=0, recall={}, qa_s_mean=40.0,
+        stages={"plan": StageCost(calls=1, prompt_tokens=1040, completion_tokens=130, seconds=14.0),
+                "subanswer": StageCost(calls=2.5, prompt_tokens=1250, completion_tokens=50, seconds=20.0),
+                "judge": StageCost(seconds=0.5)}))
+    text = markdown(run)
+    assert ("- ours-solver time per question (mean 40.0 s): subanswer 2.50 × (500 + 20 tokens) 20.0 s; "
+            "plan 1.00 × (1,040 + 130 tokens) 14.0 s; outside the model 5.5 s") in text
+    assert text.count("time per question") == 1, "a method without stage figures gets no line"
+    run.methods[-1].qa_s_mean = 30.0
+    assert "together 34.5 s, more than the answer time" in markdown(run), "overlapping calls are not hidden as 0 s"

@@ -67,6 +67,23 @@ def test_one_question_is_scored_by_hand() -> None:
     assert row.error is None
 
 
+def test_a_row_keeps_its_question_s_model_time_by_stage_and_the_summary_averages_it() -> None:
+    usage = Usage()
+    usage.record_call("plan", prompt_tokens=5000, completion_tokens=500, seconds=60.0)  # an earlier question's
+
+    def answer(_question: str, _retrieval: RetrievalOutput | None) -> QAOutput:
+        usage.record_call("plan", prompt_tokens=1000, completion_tokens=120, seconds=13.0)
+        usage.record_call("subanswer", prompt_tokens=450, completion_tokens=20, seconds=7.0)
+        return QAOutput(answer="Ada")
+
+    method = EvalMethod(name="m", description="", answer=answer)
+    rows = [evaluate_question(method, QUESTION, ["ada"], UNITS, _ctx(usage)) for _ in range(2)]
+    assert {name: (c.calls, c.seconds) for name, c in rows[0].stages.items()} == {"plan": (1, 13.0), "subanswer": (1, 7.0)}
+    summary = summarise(method, rows)
+    assert summary.stages["plan"].prompt_tokens == 1000 and summary.stages["subanswer"].seconds == pytest.approx(7.0)
+    assert summary.qa_s_mean is not None and summary.qa_s_mean < 1.0, "the ledger's seconds are not the wall clock"
+
+
 def test_an_exception_becomes_an_error_row_not_a_crash() -> None:
     def broken(_question: str) -> RetrievalOutput:
         raise RuntimeError("index offline")
