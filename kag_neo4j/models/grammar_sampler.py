@@ -2,8 +2,8 @@
 
 llama-cpp-python puts the grammar before greedy selection in its sampler chain, so at every step
 the grammar checks each token of the vocabulary — 151,936 with Qwen2.5. On two cores that costs
-about 50 ms a token, 45 % on top of the model's own decoding (BENCHMARKS.md, "Grammar-constrained
-decoding"). Greedy decoding under a grammar picks the likeliest token the grammar allows. When one
+40-50 ms a token, on top of ~100 ms of the model's own decoding (BENCHMARKS.md, "Where the solver's
+time goes, and grammar-constrained decoding"). Greedy decoding under a grammar picks the likeliest token the grammar allows. When one
 of the ``shortlist`` likeliest tokens is allowed, the best of those is that token, so the grammar
 only needs to see them; only when none is allowed does it see the whole vocabulary. The chosen
 token is the one llama.cpp's chain picks, ties included (the lower token id wins, as in its
