@@ -91,17 +91,19 @@ class GreedyGrammarSampler:
         self.close()
 
 
-@cache
 def llama_class(shortlist: int = SHORTLIST) -> type[Any]:
     """llama-cpp-python's ``Llama``, sampling greedy grammar-constrained calls with
-    :class:`GreedyGrammarSampler` (``shortlist`` 0: the plain ``Llama``, its own sampler chain)."""
+    :class:`GreedyGrammarSampler` (``shortlist`` 0: the plain ``Llama``, its own sampler chain).
+    Imports llama_cpp on every call, so a missing package raises ImportError each time."""
     from llama_cpp import Llama
 
-    if shortlist == 0:
-        return Llama
+    return Llama if shortlist == 0 else _shortlist_class(Llama, shortlist)
 
-    class ShortlistLlama(Llama):  # type: ignore[misc]
-        def _init_sampler(self, **options: Any) -> Any:  # type: ignore[override]  # called with keywords only
+
+@cache
+def _shortlist_class(base: type[Any], shortlist: int) -> type[Any]:
+    class ShortlistLlama(base):  # type: ignore[misc,valid-type]
+        def _init_sampler(self, **options: Any) -> Any:  # called with keywords only
             plain = (options.get("temp") == 0.0 and options.get("repeat_penalty", 1.0) == 1.0
                      and not options.get("frequency_penalty") and not options.get("presence_penalty")
                      and options.get("logits_processor") is None)
