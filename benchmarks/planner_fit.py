@@ -6,11 +6,12 @@
 
 For each question the planner prompt the solver sends (``build_plan_messages`` with the registry's
 operator lines) goes to the configured LLM once; a reply that does not parse is sent back once with
-the error, as ``Planner.plan`` does; a second failure is the fallback plan. Reported: the share of
-replies that parse on the first try, after the repair, and the fallbacks; the share of plans whose
-number of Retrieval actions equals the number of hops of the gold ``question_decomposition``; the
-table of gold hops against planned hops; calls, tokens and seconds per question. The response cache
-is off, so every call is a real one.
+the error, as ``Planner.plan`` does; a second failure is the fallback plan. As there, a plan that
+names an entity of a worked example the question does not name fails (``not_copied``). Reported:
+the share of replies that parse on the first try, after the repair, and the fallbacks; the share of
+plans whose number of Retrieval actions equals the number of hops of the gold
+``question_decomposition``; the table of gold hops against planned hops; calls, tokens and seconds
+per question. The response cache is off, so every call is a real one.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kag_neo4j.prompts.plan import PlanResponse, build_plan_messages, repair_pla
 from kag_neo4j.solver.lf.ast import Plan, RetrievalOp
 from kag_neo4j.solver.lf.parse import plan_from_response
 from kag_neo4j.solver.lf.registry import OPERATORS
+from kag_neo4j.solver.planner import not_copied
 from kag_neo4j.solver.runtime import SolverConfig
 
 
@@ -85,10 +87,10 @@ def plan_one(llm, record: dict, summary: str, max_tokens: int) -> PlanOutcome:  
     try:
         response = ask(messages)
         try:
-            planned, first_try = retrieval_hops(plan_from_response(response, OPERATORS)), True
+            planned, first_try = retrieval_hops(not_copied(plan_from_response(response, OPERATORS), question)), True
         except LogicalFormError as first:
             retry = repair_plan_messages(messages, response.model_dump_json(), first, "en")
-            planned, repaired = retrieval_hops(plan_from_response(ask(retry), OPERATORS)), True
+            planned, repaired = retrieval_hops(not_copied(plan_from_response(ask(retry), OPERATORS), question)), True
     except (LogicalFormError, ModelError) as exc:
         error = str(exc)[:200]
     seconds = round(time.perf_counter() - started, 2)

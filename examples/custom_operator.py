@@ -94,8 +94,8 @@ def demo(operators: OperatorRegistry) -> dict[str, str]:
     llm = ScriptedLLM([{"logical_form": PLAN}])
     rt = Runtime(None, llm, None, config=SolverConfig(), language="en")  # type: ignore[arg-type]  # no graph used
     planner = Planner(rt, operators=operators)
-    plan, fallback = planner.plan(QUESTION, rt.new_record("Plan", question=QUESTION))
-    if fallback:
+    plan, origin = planner.plan(QUESTION, rt.new_record("Plan", question=QUESTION))
+    if origin == "fallback":
         raise RuntimeError(f"the plan did not parse: {rt.records[0].note}")
     PlanExecutor(rt, operators).run(validate_plan(plan, SimpleSchema.build([])))
     return {alias: binding.text() for alias in plan.output.names if (binding := rt.memory.get(alias)) is not None}

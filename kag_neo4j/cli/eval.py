@@ -127,7 +127,15 @@ def run_command(
     )
     from kag_neo4j.eval.loading import BuildMode, ensure_corpus_loaded
     from kag_neo4j.eval.methods import MethodContext, build_methods, parse_methods
-    from kag_neo4j.eval.report import link_lines, outcome_lines, rich_table, stage_lines, step_lines, write_reports
+    from kag_neo4j.eval.report import (
+        link_lines,
+        outcome_lines,
+        plan_lines,
+        rich_table,
+        stage_lines,
+        step_lines,
+        write_reports,
+    )
     from kag_neo4j.eval.runner import run_eval
     from kag_neo4j.models import build_embedder, build_llm
     from kag_neo4j.models.usage import Usage
@@ -181,7 +189,7 @@ def run_command(
     if qa and llm_model is not None:
         run.llm = llm_model.model_id
     console.print(rich_table(run))
-    for line in outcome_lines(run) + step_lines(run) + stage_lines(run) + link_lines(run):
+    for line in outcome_lines(run) + step_lines(run) + plan_lines(run) + stage_lines(run) + link_lines(run):
         console.print(line, highlight=False)
     for note in run.notes:
         err_console.print(f"[yellow]note:[/] {note}", highlight=False)

@@ -49,6 +49,7 @@ from kag_neo4j.prompts.naive_answer import (
 from kag_neo4j.solver.chunks import RankedChunk
 from kag_neo4j.solver.question_search import recipe as search_recipe
 from kag_neo4j.solver.question_search import search
+from kag_neo4j.solver.results import PlanOrigin
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
@@ -87,6 +88,7 @@ class RetrievalOutput(BaseModel):
     chunks: list[RankedChunk]
     details: dict[str, Any] = Field(default_factory=dict)
     steps: list[StepOutcome] | None = Field(default=None, description="a solver run's Retrieval steps")
+    plan_origin: PlanOrigin | None = Field(default=None, description="how a solver run's static plan came about")
     links: SeedLinks | None = Field(default=None, description="a linking method's seeds (None: it links nothing)")
 
 
@@ -97,6 +99,7 @@ class QAOutput(BaseModel):
     cited_chunk_ids: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
     steps: list[StepOutcome] | None = Field(default=None, description="a solver run's Retrieval steps")
+    plan_origin: PlanOrigin | None = Field(default=None, description="how a solver run's static plan came about")
 
 
 RetrieveFn = Callable[[str], RetrievalOutput]
@@ -302,6 +305,7 @@ def solver_answerer(ctx: MethodContext) -> AnswerFn | None:
         result = kag.ask(question, trace=False)
         cited = list(dict.fromkeys(citation.chunk_id for citation in result.citations))
         return QAOutput(answer=result.answer, cited_chunk_ids=cited, steps=step_outcomes(result),
+                        plan_origin=result.plan_origin,
                         details={"known": result.known, "plan": result.plan, "kg_path": len(result.kg_path)})
 
     return answer
@@ -325,9 +329,10 @@ def _solver_recall(ctx: MethodContext) -> EvalMethod:
         answer = kag.ask(question, trace=False)
         chunks = [RankedChunk(chunk_id=c.chunk_id, score=c.score) for c in used_chunks(answer)]
         cited = list(dict.fromkeys(citation.chunk_id for citation in answer.citations))
-        return RetrievalOutput(chunks=chunks, steps=step_outcomes(answer), details={"solver": {
-            "answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,
-            "kg_path": len(answer.kg_path)}})
+        solver = {"answer": answer.answer, "known": answer.known, "cited": cited, "plan": answer.plan,
+                  "kg_path": len(answer.kg_path)}
+        return RetrievalOutput(chunks=chunks, steps=step_outcomes(answer), plan_origin=answer.plan_origin,
+                               details={"solver": solver})
 
     return EvalMethod(name="ours-solver",
                       description="the solver's recall: chunks its run retrieved, cited first, then in order of use",

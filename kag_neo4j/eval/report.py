@@ -15,7 +15,7 @@ from typing import Any
 from kag_neo4j.eval.paired import Difference
 from kag_neo4j.eval.runner import EvalRun, MethodSummary
 
-__all__ = ["chart", "link_lines", "markdown", "outcome_lines", "rich_table", "step_lines", "write_reports"]
+__all__ = ["chart", "link_lines", "markdown", "outcome_lines", "plan_lines", "rich_table", "step_lines", "write_reports"]
 
 DASH = "–"
 
@@ -149,6 +149,19 @@ def stage_lines(run: EvalRun) -> list[str]:
     return lines
 
 
+def plan_lines(run: EvalRun) -> list[str]:
+    """A line per solver method: how its static plans came about (:mod:`kag_neo4j.eval.plans`) and the
+    mean seconds of planning for each kind."""
+    lines = []
+    for s in run.methods:
+        if s.plans is None:
+            continue
+        counts = ", ".join(f"{origin} {count} ({_pct(count / s.plans.total)} %)" for origin, count in s.plans.questions.items())
+        costs = ", ".join(f"{_num(seconds)} s {origin}" for origin, seconds in s.plans.plan_seconds.items())
+        lines.append(f"{s.method} plans: {counts}; planning per question: {costs}")
+    return lines
+
+
 def link_lines(run: EvalRun) -> list[str]:
     """A line per method that links the question's mentions to PageRank seeds: seeds per question, the
     share that lead to a gold passage, the gold passages they reach (:mod:`kag_neo4j.eval.linking`)."""
@@ -184,7 +197,7 @@ def markdown(run: EvalRun) -> str:
         lines.append("| " + " | ".join(row_cells(run, summary)) + " |")
     notes = list(run.notes)
     notes += [f"{m.method}: {m.description}" for m in run.methods if m.description]
-    notes += outcome_lines(run) + step_lines(run) + stage_lines(run) + link_lines(run)
+    notes += outcome_lines(run) + step_lines(run) + plan_lines(run) + stage_lines(run) + link_lines(run)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"

@@ -29,8 +29,10 @@ from kag_neo4j.eval.linking import LinkTally, tally_links
 from kag_neo4j.eval.loading import LoadStatus
 from kag_neo4j.eval.methods import EvalMethod, MethodContext, RetrievalOutput, SeedLinks
 from kag_neo4j.eval.paired import Bootstrap, Difference, Outcomes, compare_to_baselines
+from kag_neo4j.eval.plans import PlanOrigins, tally_plans
 from kag_neo4j.eval.stages import StageCost, mean_stages, stage_costs, stage_snapshot
 from kag_neo4j.eval.steps import StepTally, tally_steps
+from kag_neo4j.solver.results import PlanOrigin
 
 __all__ = ["EvalRun", "MethodSummary", "QuestionResult", "ResultCache", "run_eval", "summarise"]
 
@@ -75,6 +77,7 @@ class QuestionResult(BaseModel):
     qa_seconds: float | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     steps: StepTally | None = Field(default=None, description="a solver run's Retrieval steps, counted")
+    plan_origin: PlanOrigin | None = Field(default=None, description="how a solver run's static plan came about")
     links: LinkTally | None = Field(default=None, description=(
         "what the question's mentions linked to (the methods that link them)"))
     error: str | None = None
@@ -127,6 +130,7 @@ class MethodSummary(BaseModel):
     stages: dict[str, StageCost] = Field(default_factory=dict, description=(
         "mean LLM calls, tokens and seconds per answered question, by pipeline stage"))
     qa_s_mean: float | None = Field(default=None, description="mean answer latency (the stages' seconds are part of it)")
+    plans: PlanOrigins | None = Field(default=None, description="how the solver's static plans came about")
 
 
 class EvalRun(BaseModel):
@@ -268,6 +272,8 @@ def evaluate_question(
         if outcomes is not None:
             gold = [*question.hop_answers, *question.answers] if question.hop_answers else []
             row.steps = tally_steps(outcomes, gold)
+        row.plan_origin = (output.plan_origin if method.answer is not None and output.plan_origin is not None
+                           else retrieval.plan_origin if retrieval is not None else None)
     except Exception as exc:  # noqa: BLE001 - one bad question must not end a long run; reported
         row.error = f"{type(exc).__name__}: {exc}"
         row.details["traceback"] = traceback.format_exc(limit=6)
@@ -316,6 +322,7 @@ def summarise(method: EvalMethod, rows: Iterable[QuestionResult], k_values: Sequ
         scored = [t for t in tallies if t.graph_gold is not None]
         graph_total = sum(t.graph for t in scored)
         summary.graph_step_gold = sum(t.graph_gold or 0 for t in scored) / graph_total if graph_total else None
+    summary.plans = tally_plans([(row.plan_origin, row.stages) for row in rows if not row.error])
     links = [row.links for row in rows if row.links is not None and not row.error]
     if links:
         summary.linked_questions = len(links)

@@ -15,6 +15,7 @@ from kag_neo4j.solver.executor import PlanExecutor
 from kag_neo4j.solver.graph_schema import GraphSchema
 from kag_neo4j.solver.lf.ast import Plan, Step
 from kag_neo4j.solver.planner import Planner
+from kag_neo4j.solver.results import PlanOrigin
 from kag_neo4j.solver.runtime import Runtime
 from kag_neo4j.solver.validate import ValidatedPlan, validate_plan
 
@@ -30,19 +31,21 @@ def _written(plan: Plan) -> dict[int, str]:
     return {action.number: action.operator.to_text() for _, action in plan.actions()}
 
 
-def run_static(rt: Runtime, planner: Planner, executor: PlanExecutor, schema: GraphSchema, question: str) -> Plan:
-    """Plan the whole question with one call, then run the plan."""
+def run_static(
+    rt: Runtime, planner: Planner, executor: PlanExecutor, schema: GraphSchema, question: str
+) -> tuple[Plan, PlanOrigin]:
+    """Plan the whole question with one call, then run the plan; the plan and how it came about."""
     record = rt.new_record("Plan", question=question, source="plan")
     began = time.perf_counter()
-    plan, fallback = planner.plan(question, record)
+    plan, origin = planner.plan(question, record)
     validated = _validate(plan, schema)
     record.lf = plan.to_text()
     record.note += "; ".join(issue.message for issue in validated.warnings)
-    if fallback:
+    if origin == "fallback":
         record.note = record.note or "fallback plan"
     record.ms = round((time.perf_counter() - began) * 1000, 2)
     executor.run(validated, written=_written(plan))
-    return plan
+    return plan, origin
 
 
 def run_iterative(

@@ -27,10 +27,10 @@ from kag_neo4j.solver.lf.ast import Action, AliasRef, Element, OutputOp, Plan, R
 from kag_neo4j.solver.lf.parse import parse_plan, plan_from_response
 from kag_neo4j.solver.lf.registry import OPERATORS, OperatorRegistry
 from kag_neo4j.solver.matching import normalise_name
-from kag_neo4j.solver.results import StepRecord
+from kag_neo4j.solver.results import PlanOrigin, StepRecord
 from kag_neo4j.solver.runtime import Runtime
 
-__all__ = ["NextStep", "Planner", "copied_example", "fallback_plan"]
+__all__ = ["NextStep", "Planner", "copied_example", "fallback_plan", "not_copied"]
 
 
 def fallback_plan(question: str) -> Plan:
@@ -74,7 +74,9 @@ def copied_example(plan: Plan, question: str) -> str | None:
     return None
 
 
-def _checked(plan: Plan, question: str) -> Plan:
+def not_copied(plan: Plan, question: str) -> Plan:
+    """``plan``, unless it names an entity of a worked example that ``question`` does not name
+    (:func:`copied_example`): then a :class:`LogicalFormError` the repair message can quote."""
     copied = copied_example(plan, question)
     if copied is not None:
         raise LogicalFormError(
@@ -117,24 +119,24 @@ class Planner:
     def _ask(self, record: StepRecord, messages: list[ChatMessage]) -> PlanResponse:
         return self.rt.ask(record, messages, PlanResponse, stage="plan", max_tokens=self.rt.config.plan_max_tokens)
 
-    def plan(self, question: str, record: StepRecord) -> tuple[Plan, bool]:
-        """The plan for ``question`` and whether it is the fallback plan."""
+    def plan(self, question: str, record: StepRecord) -> tuple[Plan, PlanOrigin]:
+        """The plan for ``question`` and how it came about."""
         operators = self.operators.prompt_lines(self.language)
         messages = build_plan_messages(question, self.schema_summary, self.language, operators, classes=self.classes)
         try:
             response = self._ask(record, messages)
             try:
-                return _checked(plan_from_response(response, self.operators), question), False
+                return not_copied(plan_from_response(response, self.operators), question), "first try"
             except LogicalFormError as first:
                 record.note += f"plan rejected: {first}; "
                 retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return _checked(plan_from_response(self._ask(record, retry), self.operators), question), False
+                return not_copied(plan_from_response(self._ask(record, retry), self.operators), question), "repaired"
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
             record.note += f"planning failed ({exc}); falling back to one chunk-retrieval step; "
             record.error = str(exc)
-            return fallback_plan(question), True
+            return fallback_plan(question), "fallback"
 
     def next_step(self, question: str, done: Sequence[Step], results: dict[int, dict[str, str]], record: StepRecord) -> NextStep | None:
         """The next step(s) after ``done``; ``None`` when the model's reply is unusable."""
@@ -159,7 +161,7 @@ class Planner:
 
     def _checked_step(self, question: str, done: Sequence[Step], reply: str) -> NextStep:
         step = self._compose(done, reply, self.operators)
-        _checked(step.plan, question)
+        not_copied(step.plan, question)
         return step
 
     @staticmethod

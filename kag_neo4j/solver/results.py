@@ -15,6 +15,7 @@ __all__ = [
     "Answer",
     "Citation",
     "KGFact",
+    "PlanOrigin",
     "QueryRecord",
     "RunConfig",
     "StepRecord",
@@ -123,6 +124,11 @@ class RunConfig(BaseModel):
     ranked_lists: dict[str, float] = Field(default_factory=dict, description="custom ranked list -> weight")
 
 
+#: how a static plan came about (:meth:`kag_neo4j.solver.planner.Planner.plan`): its first reply
+#: parsed, the reply to the repair message did, or neither (the one-step fallback plan)
+PlanOrigin = Literal["first try", "repaired", "fallback"]
+
+
 class Answer(BaseModel):
     """The result of :meth:`kag_neo4j.api.KAG.ask`.
 
@@ -142,6 +148,7 @@ class Answer(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)
     plan: str = ""
     mode: Literal["static", "iterative"] = "static"
+    plan_origin: PlanOrigin | None = Field(default=None, description="how the static plan came about (None: iterative)")
     language: Literal["en", "zh"] = "en"
     ms: float = 0.0
     config: RunConfig | None = Field(default=None, description="what the run was configured with (stored on its trace)")

@@ -28,7 +28,7 @@ from kag_neo4j.solver.lf.ast import Plan
 from kag_neo4j.solver.loops import run_iterative, run_static
 from kag_neo4j.solver.planner import Planner
 from kag_neo4j.solver.projection import graph_version
-from kag_neo4j.solver.results import Answer
+from kag_neo4j.solver.results import Answer, PlanOrigin
 from kag_neo4j.solver.retrieval import RankedList
 from kag_neo4j.solver.run_config import run_config
 from kag_neo4j.solver.runtime import Runtime, SolverConfig
@@ -101,8 +101,9 @@ class Solver:
         executor = PlanExecutor(rt)
         search_question(rt, question)
         plan: Plan | None
+        origin: PlanOrigin | None = None
         if mode == "static":
-            plan = run_static(rt, planner, executor, schema, question)
+            plan, origin = run_static(rt, planner, executor, schema, question)
         else:
             plan = run_iterative(rt, planner, executor, schema, question, max_iterations=self.config.max_iterations)
         outputs = plan.output.names if plan is not None else []
@@ -123,7 +124,7 @@ class Solver:
         return Answer(
             question=question, answer=composed.answer, known=composed.known, citations=composed.citations,
             kg_path=composed.kg_path, steps=rt.records, usage=usage, plan=plan.to_text() if plan else "",
-            mode=mode, language=rt.language, ms=round((time.perf_counter() - began) * 1000, 1),
+            mode=mode, plan_origin=origin, language=rt.language, ms=round((time.perf_counter() - began) * 1000, 1),
             config=run_config(self.config, self.embedder.model_id, version, self.ranked_lists),
             warnings=list(self.db.capabilities.warnings),
         )

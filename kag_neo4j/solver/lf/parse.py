@@ -211,6 +211,11 @@ def _revalidated_with_positions(op: OperatorNode) -> OperatorNode:
     extras = {name: getattr(op, name) for name, info in type(op).model_fields.items() if info.exclude}
     return checked.model_copy(update=extras)
 
+def _result_object(op: RetrievalOp) -> bool:
+    """Whether ``op``'s object is a new result: typed, with no name and no binding (``o=o3:River``)."""
+    return op.o.type is not None and op.o.name is None and op.o.ref is None
+
+
 def _parse_operator(scanner: Scanner, operators: OperatorRegistry) -> OperatorNode:
     """``Name(...)`` and, for operators that bind a result, ``->alias``."""
     names = operators.names()
@@ -238,7 +243,12 @@ def _parse_operator(scanner: Scanner, operators: OperatorRegistry) -> OperatorNo
     if arrow:
         scanner.i = arrow.end()
         alias, alias_pos = scanner.ident("an alias after '->'")
-        if not node.binds:
+        if isinstance(node, RetrievalOp) and _result_object(node):
+            # `Retrieval(s=o2, p=p3:locatedIn, o=o3:River)->a1`: the hop's result is its new object,
+            # so `a1` names it (`o=a1:River`)
+            renamed = node.o.model_copy(update={"alias": alias_or_fail(alias, alias_pos)})
+            node = node.model_copy(update={"o": renamed})
+        elif not node.binds:
             raise fail(
                 f"{canonical} does not bind a result with '->{alias}'; Retrieval binds its "
                 "aliases inside s=, p=, o= and Output binds nothing",

@@ -69,6 +69,7 @@ _NEXT_ARGUMENT = re.compile(r"\s*[^\W\d]\w*\s*(?:[=＝](?!=)|\.\s*[^\W\d_]\w*\s*
 _ACTION_END = re.compile(r"(?:\s|//[^\n]*)*(?:\Z|->|→|=>)")
 _NAME_CLOSE = frozenset("]】］")
 _COMPARISON = re.compile(r"==|!=|<>|<=|>=|=|<|>|≠|≤|≥")
+_OBJECT_ELEMENT_NEXT = frozenset(":[,)")  # what may follow an alias written as the object without its o=
 PROPERTY_REF = re.compile(r"(?P<alias>[^\W\d]\w{0,63})\.(?P<prop>[^\W\d_]\w{0,127})")
 
 
@@ -261,8 +262,18 @@ class Scanner:
         seen: set[str] = set()
         if not self.accept(")"):
             while True:
+                self.skip()
+                key_start = self.i
                 key, key_pos = self.ident("s=, p=, o= or a constraint such as p.year=2011")
-                if self.peek() == ".":
+                if self.peek() in _OBJECT_ELEMENT_NEXT and {"s", "p"} <= seen and "o" not in seen:
+                    # `Retrieval(s=o1, p=p2:educatedAt, o2:University)`: the one role left, written
+                    # without its `o=`, is the object
+                    self.i = key_start
+                    seen.add("o")
+                    elements["o"], bare_bracket = self.element("o")
+                    if bare_bracket:
+                        self.pending.append(Pending(elements["o"]))
+                elif self.peek() == ".":
                     self.i += 1
                     constraint, maybe_ref = self.constraint(key, key_pos)
                     constraints.append(constraint)

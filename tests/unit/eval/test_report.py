@@ -89,3 +89,16 @@ def test_answering_methods_say_where_their_time_goes_by_stage() -> None:
     assert text.count("time per question") == 1, "a method without stage figures gets no line"
     run.methods[-1].qa_s_mean = 30.0
     assert "together 34.5 s, more than the answer time" in markdown(run), "overlapping calls are not hidden as 0 s"
+
+
+def test_solver_methods_say_how_their_plans_came_about() -> None:
+    from kag_neo4j.eval.plans import PlanOrigins
+
+    run = _run(qa=True)
+    run.methods.append(MethodSummary(
+        method="ours-solver", questions=4, errors=0, recall={},
+        plans=PlanOrigins(questions={"first try": 3, "fallback": 1}, plan_seconds={"first try": 9.04, "fallback": 41.0})))
+    text = markdown(run)
+    assert ("- ours-solver plans: first try 3 (75.0 %), fallback 1 (25.0 %); planning per question: "
+            "9.0 s first try, 41.0 s fallback") in text
+    assert text.count(" plans: ") == 1, "a method without plans gets no line"

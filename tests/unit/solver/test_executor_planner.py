@@ -31,8 +31,8 @@ def test_a_valid_plan_costs_one_call_and_sees_the_schema() -> None:
     llm = ScriptedLLM([{"logical_form": GOOD}])
     planner, rt = _planner(llm)
     record = rt.new_record("Plan")
-    plan, fallback = planner.plan("When was the Harrow Valley Rail Company founded?", record)
-    assert not fallback and plan.steps[0].actions[0].operator.kind == "Retrieval"
+    plan, origin = planner.plan("When was the Harrow Valley Rail Company founded?", record)
+    assert origin == "first try" and plan.steps[0].actions[0].operator.kind == "Retrieval"
     assert len(llm.calls) == 1 and record.llm_calls == 1 and record.prompt_tokens > 0
     assert "Relations: foundedIn" in llm.calls[0].messages[0].content
 
@@ -40,8 +40,8 @@ def test_a_valid_plan_costs_one_call_and_sees_the_schema() -> None:
 def test_an_invalid_plan_is_sent_back_once_with_the_error() -> None:
     llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": GOOD}])
     planner, rt = _planner(llm)
-    plan, fallback = planner.plan("When was it founded?", rt.new_record("Plan"))
-    assert not fallback and len(llm.calls) == 2 and plan.output.names == ["o1"]
+    plan, origin = planner.plan("When was it founded?", rt.new_record("Plan"))
+    assert origin == "repaired" and len(llm.calls) == 2 and plan.output.names == ["o1"]
     repair = llm.calls[1].messages[-1].content
     assert "Retrive" in repair and "Retrieval" in repair
 
@@ -58,8 +58,8 @@ def test_planning_failure_falls_back_to_one_chunk_retrieval_step(responses: list
     llm = ScriptedLLM(responses)
     planner, rt = _planner(llm)
     record = rt.new_record("Plan")
-    plan, fallback = planner.plan("When was the Harrow Valley Rail Company founded?", record)
-    assert fallback and record.error
+    plan, origin = planner.plan("When was the Harrow Valley Rail Company founded?", record)
+    assert origin == "fallback" and record.error
     assert plan == fallback_plan("When was the Harrow Valley Rail Company founded?")
     assert len(llm.calls) <= 2
 
@@ -69,8 +69,8 @@ def test_a_copy_of_a_worked_example_is_rejected_then_falls_back() -> None:
     llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": copy}])
     planner, rt = _planner(llm)
     record = rt.new_record("Plan")
-    plan, fallback = planner.plan("柏*是赌博App老板吗？", record)
-    assert fallback and plan == fallback_plan("柏*是赌博App老板吗？")
+    plan, origin = planner.plan("柏*是赌博App老板吗？", record)
+    assert origin == "fallback" and plan == fallback_plan("柏*是赌博App老板吗？")
     assert "阿姆斯特丹" in (record.error or "") and len(llm.calls) == 2
 
 
@@ -78,8 +78,8 @@ def test_a_copied_example_is_sent_back_with_the_name_it_copied() -> None:
     copy = EXAMPLES["en"][0].logical_form
     llm = ScriptedLLM([{"logical_form": copy}, {"logical_form": GOOD}])
     planner, rt = _planner(llm)
-    plan, fallback = planner.plan("When was the Harrow Valley Rail Company founded?", rt.new_record("Plan"))
-    assert not fallback and plan == parse_plan(GOOD)
+    plan, origin = planner.plan("When was the Harrow Valley Rail Company founded?", rt.new_record("Plan"))
+    assert origin == "repaired" and plan == parse_plan(GOOD)
     assert "The Little Prince" in llm.calls[1].messages[-1].content
 
 

@@ -59,8 +59,8 @@ def test_the_planner_prompt_lists_it_and_the_executor_runs_it(example: ModuleTyp
 
     llm = ScriptedLLM([{"logical_form": example.PLAN}])
     rt = Runtime(None, llm, None, config=SolverConfig(), language="en")  # type: ignore[arg-type]
-    plan, fallback = Planner(rt, operators=operators).plan(example.QUESTION, rt.new_record("Plan"))
-    assert not fallback
+    plan, origin = Planner(rt, operators=operators).plan(example.QUESTION, rt.new_record("Plan"))
+    assert origin == "first try"
     system = llm.calls[0].messages[0].content
     assert example.SPEC.prompt["en"] in system and "- Sort(" in system
     assert "Upper(" not in Planner(rt).operators.prompt_lines("en")[-1]  # the default registry is unchanged
