@@ -211,6 +211,7 @@ def _revalidated_with_positions(op: OperatorNode) -> OperatorNode:
     extras = {name: getattr(op, name) for name, info in type(op).model_fields.items() if info.exclude}
     return checked.model_copy(update=extras)
 
+
 def _result_object(op: RetrievalOp) -> bool:
     """Whether ``op``'s object is a new result: typed, with no name and no binding (``o=o3:River``)."""
     return op.o.type is not None and op.o.name is None and op.o.ref is None
