@@ -11,15 +11,17 @@ that parsed at once.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import get_args
 
 from pydantic import BaseModel, Field
 
 from kag_neo4j.eval.stages import StageCost
+from kag_neo4j.solver.results import PlanOrigin
 
 __all__ = ["ORIGINS", "PlanOrigins", "tally_plans"]
 
 #: the kinds, in the order reports list them
-ORIGINS = ("first try", "repaired", "fallback")
+ORIGINS: tuple[PlanOrigin, ...] = get_args(PlanOrigin)
 
 
 class PlanOrigins(BaseModel):
@@ -34,15 +36,15 @@ class PlanOrigins(BaseModel):
         return sum(self.questions.values())
 
 
-def tally_plans(rows: Sequence[tuple[str | None, Mapping[str, StageCost]]]) -> PlanOrigins | None:
+def tally_plans(rows: Sequence[tuple[PlanOrigin | None, Mapping[str, StageCost]]]) -> PlanOrigins | None:
     """Count ``(plan origin, the question's stage costs)`` pairs; ``None`` when no row has an origin
     (not a solver method, or iterative planning)."""
-    seconds: dict[str, list[float]] = {}
+    seconds: dict[PlanOrigin, list[float]] = {}
     for origin, stages in rows:
         if origin is not None:
             seconds.setdefault(origin, []).append(stages["plan"].seconds if "plan" in stages else 0.0)
     if not seconds:
         return None
-    ordered = [origin for origin in ORIGINS if origin in seconds] + sorted(set(seconds) - set(ORIGINS))
+    ordered = [origin for origin in ORIGINS if origin in seconds]
     return PlanOrigins(questions={origin: len(seconds[origin]) for origin in ordered},
                        plan_seconds={origin: sum(seconds[origin]) / len(seconds[origin]) for origin in ordered})

@@ -109,7 +109,7 @@ def test_two_hops_from_graph_facts_cost_one_llm_call_and_leave_a_trace(graph: Da
     router = Router(plan=[FOUNDER_TOWN])
     kag = KAG(graph, router.llm, embedder)
     answer = kag.ask("In which town was the founder of the Harrow Valley Rail Company born?")
-    assert answer.known and answer.answer == "Kestrel Bay"
+    assert answer.known and answer.answer == "Kestrel Bay" and answer.plan_origin == "first try"
     assert router.kinds == ["plan"], "graph facts answered both hops: no sub-answer, judge or answer call"
     assert answer.usage["llm_calls"] == 1 and answer.usage["by_stage"]["plan"]["calls"] == 1
     retrievals = [s for s in answer.steps if s.op == "Retrieval"]
@@ -236,7 +236,7 @@ def test_iterative_mode_plans_one_step_at_a_time(graph: Database, embedder: Hash
     ])
     answer = KAG(graph, router.llm, embedder).ask(
         "In which town was the founder of the Harrow Valley Rail Company born?", mode="iterative")
-    assert answer.answer == "Kestrel Bay" and answer.mode == "iterative"
+    assert answer.answer == "Kestrel Bay" and answer.mode == "iterative" and answer.plan_origin is None
     assert router.kinds == ["next", "next", "next"]
     assert "// s1 = Ada Pembroke" in router.prompts[1]
     assert "// o2 = Kestrel Bay" in router.prompts[2]
