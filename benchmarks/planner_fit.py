@@ -6,7 +6,8 @@
 
 For each question the planner prompt the solver sends (``build_plan_messages`` with the registry's
 operator lines) goes to the configured LLM once; a reply that does not parse is sent back once with
-the error, as ``Planner.plan`` does; a second failure is the fallback plan. As there, a plan that
+the error, as ``Planner.plan`` does with ``SolverConfig(plan_repairs=1)`` (the default is 0; this
+measures what one repair gives); a second failure is the fallback plan. As there, a plan that
 names an entity of a worked example the question does not name fails (``not_copied``). Reported:
 the share of replies that parse on the first try, after the repair, and the fallbacks; the share of
 plans whose number of Retrieval actions equals the number of hops of the gold

@@ -1,9 +1,10 @@
 """How a solver method's static plans came about, counted over a run, and what planning cost each kind.
 
 :meth:`kag_neo4j.solver.planner.Planner.plan` says how each plan came about (``Answer.plan_origin``):
-its first reply parsed (``first try``), the reply to the repair message did (``repaired``), or neither,
+its first reply parsed (``first try``), the reply to a repair message did (``repaired``), or neither,
 and the run went on with the one-step fallback plan (``fallback``: retrieval on the question itself, then
-a sub-answer, so a multi-hop question loses its hops). ``kag-neo4j eval`` counts them per solver method
+a sub-answer, so a multi-hop question loses its hops); or the solver was configured to run that plan
+without planning (``one step``, ``SolverConfig.one_step``). ``kag-neo4j eval`` counts them per solver method
 with the mean seconds of the ``plan`` stage for each kind: what a repair and a fallback cost next to a plan
 that parsed at once.
 """

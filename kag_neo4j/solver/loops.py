@@ -1,6 +1,7 @@
 """The two ways a question's plan is made and run.
 
-* :func:`run_static` — one planner call writes the whole plan; the executor runs it.
+* :func:`run_static` — one planner call writes the whole plan (or, with ``SolverConfig.one_step``,
+  none: the one-step plan); the executor runs it.
 * :func:`run_iterative` — the planner writes one step at a time, shown the steps run so far
   with their results; each new step runs before the next is planned.
 
@@ -14,7 +15,7 @@ import time
 from kag_neo4j.solver.executor import PlanExecutor
 from kag_neo4j.solver.graph_schema import GraphSchema
 from kag_neo4j.solver.lf.ast import Plan, Step
-from kag_neo4j.solver.planner import Planner
+from kag_neo4j.solver.planner import Planner, fallback_plan
 from kag_neo4j.solver.results import PlanOrigin
 from kag_neo4j.solver.runtime import Runtime
 from kag_neo4j.solver.validate import ValidatedPlan, validate_plan
@@ -34,15 +35,17 @@ def _written(plan: Plan) -> dict[int, str]:
 def run_static(
     rt: Runtime, planner: Planner, executor: PlanExecutor, schema: GraphSchema, question: str
 ) -> tuple[Plan, PlanOrigin]:
-    """Plan the whole question with one call, then run the plan; the plan and how it came about."""
+    """Plan the whole question with one call (none with ``SolverConfig.one_step``), then run the
+    plan; the plan and how it came about."""
     record = rt.new_record("Plan", question=question, source="plan")
     began = time.perf_counter()
-    plan, origin = planner.plan(question, record)
+    origin: PlanOrigin
+    plan, origin = (fallback_plan(question), "one step") if rt.config.one_step else planner.plan(question, record)
     validated = _validate(plan, schema)
     record.lf = plan.to_text()
     record.note += "; ".join(issue.message for issue in validated.warnings)
-    if origin == "fallback":
-        record.note = record.note or "fallback plan"
+    if origin in ("fallback", "one step"):
+        record.note = record.note or f"{origin} plan"
     record.ms = round((time.perf_counter() - began) * 1000, 2)
     executor.run(validated, written=_written(plan))
     return plan, origin

@@ -1,8 +1,9 @@
 """The planner: question -> logical-form plan (static), or the next step (iterative).
 
 * **Static** (:meth:`Planner.plan`): one call plans the whole DAG. A reply that does not parse is
-  sent back once with the error (:func:`~kag_neo4j.prompts.plan.repair_plan_messages`); if that
-  fails too — or the model fails — the question falls back to a one-step plan that retrieves
+  sent back with the error (:func:`~kag_neo4j.prompts.plan.repair_plan_messages`) up to
+  ``SolverConfig.plan_repairs`` times (0 by default); when no reply parses — or the model fails —
+  the question falls back to a one-step plan that retrieves
   chunks for the question itself (:func:`fallback_plan`), so a planning failure costs recall,
   never an answer path. A plan that names an entity of a worked example the question does not
   name (a small model copying "Amsterdam's museums" for any question) is rejected like one that
@@ -122,15 +123,20 @@ class Planner:
     def plan(self, question: str, record: StepRecord) -> tuple[Plan, PlanOrigin]:
         """The plan for ``question`` and how it came about."""
         operators = self.operators.prompt_lines(self.language)
-        messages = build_plan_messages(question, self.schema_summary, self.language, operators, classes=self.classes)
+        messages = first = build_plan_messages(question, self.schema_summary, self.language, operators,
+                                               classes=self.classes)
         try:
-            response = self._ask(record, messages)
-            try:
-                return not_copied(plan_from_response(response, self.operators), question), "first try"
-            except LogicalFormError as first:
-                record.note += f"plan rejected: {first}; "
-                retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return not_copied(plan_from_response(self._ask(record, retry), self.operators), question), "repaired"
+            for repairs_left in range(self.rt.config.plan_repairs, -1, -1):
+                response = self._ask(record, messages)
+                try:
+                    plan = not_copied(plan_from_response(response, self.operators), question)
+                    return plan, "first try" if messages is first else "repaired"
+                except LogicalFormError as exc:
+                    if not repairs_left:
+                        raise
+                    record.note += f"plan rejected: {exc}; "
+                    messages = repair_plan_messages(messages, response.model_dump_json(), exc, self.language)
+            raise AssertionError("unreachable: the last attempt returns or raises")
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
@@ -146,13 +152,16 @@ class Planner:
             operators=self.operators.prompt_lines(self.language),
         )
         try:
-            response = self._ask(record, messages)
-            try:
-                return self._checked_step(question, done, response.logical_form)
-            except LogicalFormError as first:
-                record.note += f"step rejected: {first}; "
-                retry = repair_plan_messages(messages, response.model_dump_json(), first, self.language)
-                return self._checked_step(question, done, self._ask(record, retry).logical_form)
+            for repairs_left in range(self.rt.config.plan_repairs, -1, -1):
+                response = self._ask(record, messages)
+                try:
+                    return self._checked_step(question, done, response.logical_form)
+                except LogicalFormError as exc:
+                    if not repairs_left:
+                        raise
+                    record.note += f"step rejected: {exc}; "
+                    messages = repair_plan_messages(messages, response.model_dump_json(), exc, self.language)
+            raise AssertionError("unreachable: the last attempt returns or raises")
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:

@@ -125,8 +125,9 @@ class RunConfig(BaseModel):
 
 
 #: how a static plan came about (:meth:`kag_neo4j.solver.planner.Planner.plan`): its first reply
-#: parsed, the reply to the repair message did, or neither (the one-step fallback plan)
-PlanOrigin = Literal["first try", "repaired", "fallback"]
+#: parsed, the reply to a repair message did, neither (the one-step fallback plan), or the solver was
+#: configured to skip planning (``SolverConfig.one_step``: the same one-step plan, no planning call)
+PlanOrigin = Literal["first try", "repaired", "fallback", "one step"]
 
 
 class Answer(BaseModel):

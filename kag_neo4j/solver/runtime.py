@@ -65,6 +65,13 @@ class SolverConfig(BaseModel):
     budget: EvidenceBudget = Field(default_factory=EvidenceBudget)
     retrieval: RetrievalConfig = Field(default_factory=lambda: RetrievalConfig(k=4))
     plan_max_tokens: int = Field(default=400, ge=32)
+    #: times a planner reply that does not parse is sent back with what is wrong with it, before the
+    #: one-step fallback plan. 0 by default: with the offline 1.5B model 1 repair in 30 gave a usable
+    #: plan (BENCHMARKS.md), at the cost of a second planning call; larger models repair more often
+    plan_repairs: int = Field(default=0, ge=0, le=3)
+    #: skip planning: every static run is the one-step plan (retrieve chunks for the question itself,
+    #: answer from them), with ``plan_origin`` "one step" — no planning call, no hops
+    one_step: bool = False
     subanswer_max_tokens: int = Field(default=64, ge=8)
     deduce_max_tokens: int = Field(default=128, ge=8)
     judge_max_tokens: int = Field(default=128, ge=16)

@@ -158,6 +158,16 @@ def test_numeric_question_fuses_graph_facts_and_chunks(graph: Database, embedder
     assert {c.chunk_id for c in answer.citations} == {chunk_id("hvrc"), chunk_id("viaduct")}
 
 
+def test_one_step_config_answers_without_a_planning_call(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(subanswer=[opening_year])  # a planning call would fail the run: no plan is scripted
+    kag = KAG(graph, router.llm, embedder, config=SolverConfig(one_step=True))
+    answer = kag.ask("When did the Millbrook Viaduct open?", trace=False)
+    assert answer.known and answer.answer == "1899" and answer.plan_origin == "one step"
+    assert router.kinds == ["subanswer"] and "plan" not in answer.usage["by_stage"]
+    (retrieval,) = (s for s in answer.steps if s.op == "Retrieval")
+    assert retrieval.question == "When did the Millbrook Viaduct open?" and chunk_id("viaduct") in retrieval.chunk_ids
+
+
 COMPARE_YEARS = plan(YEARS_AFTER["logical_form"].replace(
     "Action3: Math(content=[`o1`, `o2`], target=`o2 - o1`)->m1\nAction4: Output(m1)",
     "Action3: Deduce(op=greater, content=[`o2`, `o1`], target=`later`)->d1\nAction4: Output(d1)"))

@@ -1,5 +1,5 @@
-"""The planner: one call for a good plan, one repair for a bad one, a fallback after that;
-the iterative planner composes the steps run so far with the model's next step."""
+"""The planner: one call for a good plan, ``plan_repairs`` repairs for a bad one (none by default), a
+fallback after that; the iterative planner composes the steps run so far with the model's next step."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ Action2: Output(o1)"""
 BAD = "Step1: When?\nAction1: Retrive(s=s1, p=p1, o=o1)\nAction2: Output(o1)"
 
 
-def _planner(llm: ScriptedLLM) -> tuple[Planner, Runtime]:
-    rt = Runtime(None, llm, None, config=SolverConfig(), language="en")  # type: ignore[arg-type]
+def _planner(llm: ScriptedLLM, repairs: int = 1) -> tuple[Planner, Runtime]:
+    config = SolverConfig(plan_repairs=repairs)
+    rt = Runtime(None, llm, None, config=config, language="en")  # type: ignore[arg-type]
     return Planner(rt, schema_summary="Relations: foundedIn"), rt
 
 
@@ -44,6 +45,24 @@ def test_an_invalid_plan_is_sent_back_once_with_the_error() -> None:
     assert origin == "repaired" and len(llm.calls) == 2 and plan.output.names == ["o1"]
     repair = llm.calls[1].messages[-1].content
     assert "Retrive" in repair and "Retrieval" in repair
+
+
+def test_by_default_an_invalid_plan_falls_back_without_a_second_call() -> None:
+    llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": GOOD}])
+    rt = Runtime(None, llm, None, config=SolverConfig(), language="en")  # type: ignore[arg-type]
+    record = rt.new_record("Plan")
+    plan, origin = Planner(rt).plan("When was it founded?", record)
+    assert origin == "fallback" and len(llm.calls) == 1 and "Retrive" in (record.error or "")
+
+
+def test_each_repair_shows_the_latest_reply_and_its_error() -> None:
+    wrong_alias = "Step1: When?\nAction1: Retrieval(s=s1, p=p1, o=o1)\nAction2: Output(o9)"
+    llm = ScriptedLLM([{"logical_form": BAD}, {"logical_form": wrong_alias}, {"logical_form": GOOD}])
+    planner, rt = _planner(llm, repairs=2)
+    plan, origin = planner.plan("When was it founded?", rt.new_record("Plan"))
+    assert origin == "repaired" and len(llm.calls) == 3 and plan.output.names == ["o1"]
+    second_repair = llm.calls[2].messages
+    assert "o9" in second_repair[-1].content and "Retrive" in second_repair[-3].content
 
 
 @pytest.mark.parametrize(
