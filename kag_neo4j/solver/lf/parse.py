@@ -21,6 +21,9 @@ from kag_neo4j.errors import LogicalFormError
 from kag_neo4j.prompts.plan import PlanResponse, plan_text
 from kag_neo4j.solver.lf.ast import (
     Action,
+    AliasRef,
+    DeduceOp,
+    Element,
     OperatorNode,
     Plan,
     PropertyRef,
@@ -177,6 +180,9 @@ def _build(steps: list[dict[str, Any]], pending: list[Pending], end: SourcePos) 
             op = action["operator"]
             if action["pending"]:  # only a Retrieval's hook leaves names pending
                 op = _settle_pending(cast(RetrievalOp, op), pending_ids, defined)
+            if isinstance(op, DeduceOp) and _reads_unknown(op, defined):
+                op = _deduce_as_hop(op, defined)
+                defined.update(definition.alias for definition in op.defines())
             op = _revalidated_with_positions(op)
             actions.append(Action(number=action["number"], operator=op, pos=action["pos"]))
         built_steps.append(
@@ -202,6 +208,30 @@ def _settle_pending(op: RetrievalOp, pending_ids: set[int], defined: set[str]) -
     if constraints != op.constraints:
         updates["constraints"] = constraints
     return op.model_copy(update=updates) if updates else op
+
+
+def _reads_unknown(op: DeduceOp, defined: set[str]) -> bool:
+    """Whether the Deduce's content reads an alias that no action defines."""
+    return any(isinstance(item, AliasRef) and item.alias not in defined for item in op.content)
+
+
+def _deduce_as_hop(op: DeduceOp, defined: set[str]) -> RetrievalOp:
+    """A Deduce that reads an alias no action defines (``Step2: Who is the spouse of the director?``
+    then ``Deduce(op=equal, content=[`o1`, `o2`], ...)->d1`` with no ``o2``) asks for a fact nothing
+    has retrieved: it is the step's hop, ``Retrieval(s=o1, p=p<n>, o=d1)`` — from the first alias it
+    reads that is defined (else a new one), to its result alias."""
+    known = [item.alias for item in op.content if isinstance(item, AliasRef) and item.alias in defined]
+
+    def fresh(prefix: str) -> str:
+        number = 1
+        while f"{prefix}{number}" in defined:
+            number += 1
+        defined.add(f"{prefix}{number}")
+        return f"{prefix}{number}"
+
+    subject = Element(alias=known[0] if known else fresh("s"), pos=op.pos)
+    return RetrievalOp(s=subject, p=Element(alias=fresh("p"), pos=op.pos), o=Element(alias=op.output, pos=op.output_pos),
+                       pos=op.pos)
 
 
 def _revalidated_with_positions(op: OperatorNode) -> OperatorNode:

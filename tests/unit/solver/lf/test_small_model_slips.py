@@ -1,4 +1,4 @@
-"""Two slips a small planner makes whose meaning is unambiguous, read as what they mean (the repair
+"""Three slips a small planner makes whose meaning is unambiguous, read as what they mean (the repair
 call rarely fixes them: a greedy model tends to send the same plan back)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kag_neo4j.errors import LogicalFormError
-from kag_neo4j.solver.lf.ast import Element, OperatorNode, OutputOp, Plan, RetrievalOp
+from kag_neo4j.solver.lf.ast import DeduceOp, Element, OperatorNode, OutputOp, Plan, RetrievalOp
 from kag_neo4j.solver.lf.parse import parse_plan
 
 CHAIN = """\
@@ -68,3 +68,30 @@ def test_what_stays_an_error(action: str, found: str) -> None:
     text = CHAIN.replace("Action3: Retrieval(s=o2, p=p3:nearRiver, o=o3:River){arrow}", "Action3: " + action)
     with pytest.raises(LogicalFormError, match=found):
         parse_plan(text.format(second="o=o2:City", out="a1"))
+
+
+SPOUSE = """\
+Step1: Who directed Jump for Glory?
+Action1: Retrieval(s=s1:Movie[`Jump for Glory`], p=p1:director, o=o1:Person)
+Step2: Who is the spouse of the director?
+Action2: Deduce(op=equal, content=[{content}], target=`the spouse of the director`)->d1
+Step3: Where was the spouse born?
+Action3: Retrieval(s=d1, p=p3:birthPlace, o=o3:City)
+Action4: Output(o3)
+"""
+
+
+@pytest.mark.parametrize(("content", "subject"), [("`o1`, `o2`", "o1"), ("`o1`, `Spouse`", "o1"), ("`Spouse`", "s2")])
+def test_a_deduce_reading_an_alias_nothing_defines_is_the_steps_hop(content: str, subject: str) -> None:
+    plan = parse_plan(SPOUSE.format(content=content))
+    hop = _retrieval(plan, 2)
+    assert hop.s == Element(alias=subject) and hop.o == Element(alias="d1")
+    assert hop.p.is_bare and hop.p.alias not in {"p1", "p3"}
+    assert plan.dependencies()[2] == ({1} if subject == "o1" else set())
+    assert plan.dependencies()[3] == {2}
+    assert parse_plan(plan.to_text()) == plan
+
+
+def test_a_deduce_over_defined_aliases_stays_a_deduce() -> None:
+    text = SPOUSE.format(content="`o1`").replace("Action3: Retrieval(s=d1", "Action3: Retrieval(s=o1")
+    assert isinstance(_operator(parse_plan(text), 2), DeduceOp)
