@@ -97,10 +97,16 @@ def _builder_load(
     """Load ``corpus`` with the builder (the one place the evaluation calls it)."""
     import sys
 
-    from kag_neo4j.builder.pipeline import LoadOptions, load
+    from kag_neo4j.builder.pipeline import LoadOptions, LoadSummary, load
 
-    summary = load([corpus.path], db, settings, LoadOptions(mode=mode, progress=sys.stderr.isatty()),
-                   embedder=embedder, llm=llm)
+    terminal = sys.stderr.isatty()
+    began = time.monotonic()
+
+    def written(so_far: LoadSummary) -> None:  # off a terminal (a log file), a line per write transaction
+        log(f"loading: {so_far.chunks} chunks written in {time.monotonic() - began:.0f} s")
+
+    summary = load([corpus.path], db, settings, LoadOptions(mode=mode, progress=terminal),
+                   embedder=embedder, llm=llm, after_write=None if terminal else written)
     log(f"loaded {summary.documents_loaded} documents, {summary.chunks} chunks, {summary.entities_new} entities, "
         f"{summary.relations} relations in {summary.seconds:.0f} s ({summary.chunks_per_second:.1f} chunks/s)")
     if summary.read_failures:

@@ -65,9 +65,12 @@ def test_a_full_build_resumes_a_failed_passage_and_is_evaluated(
 
     script.broken.clear()
     script.titles.clear()
+    lines: list[str] = []
     status = ensure_corpus_loaded(db, corpus, settings=test_settings, embedder=embedder, llm=llm, mode="full",
-                                  replace=True)
+                                  replace=True, log=lines.append)
     assert script.titles == ["Dunmore"], "the second run (--replace too) extracts only the passage that failed"
+    written = [line for line in lines if line.startswith("loading: ")]
+    assert written and written[-1].startswith("loading: 1 chunks written"), "off a terminal the load logs progress"
     assert not status.reused and status.mode == "full" and status.documents == 10
     assert inventory(db, corpus).marker["mode"] == "full"
 
