@@ -67,7 +67,7 @@ class SolverConfig(BaseModel):
     plan_max_tokens: int = Field(default=400, ge=32)
     #: times a planner reply that does not parse is sent back with what is wrong with it, before the
     #: one-step fallback plan. 0 by default: with the offline 1.5B model 1 repair in 30 gave a usable
-    #: plan (BENCHMARKS.md), at the cost of a second planning call; larger models repair more often
+    #: plan (BENCHMARKS.md), at the cost of a second planning call; a larger model may gain from 1
     plan_repairs: int = Field(default=0, ge=0, le=3)
     #: skip planning: every static run is the one-step plan (retrieve chunks for the question itself,
     #: answer from them), with ``plan_origin`` "one step" — no planning call, no hops
