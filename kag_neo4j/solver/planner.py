@@ -15,9 +15,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 from kag_neo4j.errors import LogicalFormError, ModelError, ModelUnavailableError
 from kag_neo4j.models.base import ChatMessage
@@ -32,6 +33,8 @@ from kag_neo4j.solver.results import PlanOrigin, StepRecord
 from kag_neo4j.solver.runtime import Runtime
 
 __all__ = ["NextStep", "Planner", "copied_example", "fallback_plan", "not_copied"]
+
+T = TypeVar("T")
 
 
 def fallback_plan(question: str) -> Plan:
@@ -120,23 +123,32 @@ class Planner:
     def _ask(self, record: StepRecord, messages: list[ChatMessage]) -> PlanResponse:
         return self.rt.ask(record, messages, PlanResponse, stage="plan", max_tokens=self.rt.config.plan_max_tokens)
 
+    def _ask_parsed(self, record: StepRecord, messages: list[ChatMessage], read: Callable[[PlanResponse], T], *,
+                    rejected: str) -> tuple[T, bool]:
+        """``read`` of the first reply it accepts, and whether a repair gave it: the first call, then up
+        to ``SolverConfig.plan_repairs`` repairs, each showing the last reply and what ``read`` found
+        wrong with it. Raises the last reply's :class:`LogicalFormError`."""
+        repairs = self.rt.config.plan_repairs
+        for attempt in range(repairs + 1):
+            response = self._ask(record, messages)
+            try:
+                return read(response), attempt > 0
+            except LogicalFormError as exc:
+                if attempt == repairs:
+                    raise
+                record.note += f"{rejected}: {exc}; "
+                messages = repair_plan_messages(messages, response.model_dump_json(), exc, self.language)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
     def plan(self, question: str, record: StepRecord) -> tuple[Plan, PlanOrigin]:
         """The plan for ``question`` and how it came about."""
         operators = self.operators.prompt_lines(self.language)
-        messages = first = build_plan_messages(question, self.schema_summary, self.language, operators,
-                                               classes=self.classes)
+        messages = build_plan_messages(question, self.schema_summary, self.language, operators, classes=self.classes)
         try:
-            for repairs_left in range(self.rt.config.plan_repairs, -1, -1):
-                response = self._ask(record, messages)
-                try:
-                    plan = not_copied(plan_from_response(response, self.operators), question)
-                    return plan, "first try" if messages is first else "repaired"
-                except LogicalFormError as exc:
-                    if not repairs_left:
-                        raise
-                    record.note += f"plan rejected: {exc}; "
-                    messages = repair_plan_messages(messages, response.model_dump_json(), exc, self.language)
-            raise AssertionError("unreachable: the last attempt returns or raises")
+            plan, repaired = self._ask_parsed(
+                record, messages, lambda reply: not_copied(plan_from_response(reply, self.operators), question),
+                rejected="plan rejected")
+            return plan, "repaired" if repaired else "first try"
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
@@ -152,16 +164,10 @@ class Planner:
             operators=self.operators.prompt_lines(self.language),
         )
         try:
-            for repairs_left in range(self.rt.config.plan_repairs, -1, -1):
-                response = self._ask(record, messages)
-                try:
-                    return self._checked_step(question, done, response.logical_form)
-                except LogicalFormError as exc:
-                    if not repairs_left:
-                        raise
-                    record.note += f"step rejected: {exc}; "
-                    messages = repair_plan_messages(messages, response.model_dump_json(), exc, self.language)
-            raise AssertionError("unreachable: the last attempt returns or raises")
+            step, _ = self._ask_parsed(record, messages,
+                                       lambda reply: self._checked_step(question, done, reply.logical_form),
+                                       rejected="step rejected")
+            return step
         except ModelUnavailableError:
             raise
         except (LogicalFormError, ModelError) as exc:
