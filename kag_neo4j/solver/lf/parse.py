@@ -230,8 +230,8 @@ def _deduce_as_hop(op: DeduceOp, defined: set[str]) -> RetrievalOp:
         return f"{prefix}{number}"
 
     subject = Element(alias=known[0] if known else fresh("s"), pos=op.pos)
-    return RetrievalOp(s=subject, p=Element(alias=fresh("p"), pos=op.pos), o=Element(alias=op.output, pos=op.output_pos),
-                       pos=op.pos)
+    predicate = Element(alias=fresh("p"), pos=op.pos)
+    return RetrievalOp(s=subject, p=predicate, o=Element(alias=op.output, pos=op.output_pos), pos=op.pos)
 
 
 def _revalidated_with_positions(op: OperatorNode) -> OperatorNode:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from kag_neo4j.errors import LogicalFormError
-from kag_neo4j.solver.lf.ast import DeduceOp, Element, OperatorNode, OutputOp, Plan, RetrievalOp
+from kag_neo4j.solver.lf.ast import (
+    DeduceOp,
+    Element,
+    OperatorNode,
+    OutputOp,
+    Plan,
+    RetrievalOp,
+)
 from kag_neo4j.solver.lf.parse import parse_plan
 
 CHAIN = """\
