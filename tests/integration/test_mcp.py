@@ -42,8 +42,8 @@ def graph(db: Database) -> Database:
 @pytest.fixture
 def server_env(test_settings: Settings, tmp_path: Path) -> dict[str, str]:
     script = tmp_path / "responses.json"
-    script.write_text(json.dumps([{"logical_form": "no plan"}, {"logical_form": "still no plan"},
-                                  {"answer": "scripted reading", "evidence": [1]}] * 3), encoding="utf-8")
+    script.write_text(json.dumps([{"logical_form": "no plan"}, {"answer": "scripted reading", "evidence": [1]}] * 3),
+                      encoding="utf-8")
     return subprocess_env(connection_for(test_settings)) | {
         "KAG_LLM_PROVIDER": "scripted", "KAG_LLM_MODEL": str(script), "KAG_EMBEDDER": "hashing",
         "KAG_EMBEDDING_DIMENSIONS": str(TEST_DIMENSION), "KAG_HOME": str(test_settings.home),

@@ -90,8 +90,8 @@ def test_ask_answers_from_the_cli_with_the_warning(no_gds: NoGds, tmp_path: Path
     # a scripted model whose plans never parse: the question falls back to chunk retrieval (the
     # Cypher PPR backend) and the scripted reader cites its first passage
     script = tmp_path / "responses.json"
-    script.write_text(json.dumps([{"logical_form": "no plan"}, {"logical_form": "still no plan"},
-                                  {"answer": "scripted reading", "evidence": [1]}]), encoding="utf-8")
+    script.write_text(json.dumps([{"logical_form": "no plan"}, {"answer": "scripted reading", "evidence": [1]}]),
+                      encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("NEO4J_") and key != "KAG_CONFIG"}
     env.update(KAG_SERVER_NAME=no_gds.settings.server_name, KAG_HOME=str(no_gds.settings.home),
                KAG_EMBEDDER="hashing", KAG_EMBEDDING_DIMENSIONS=str(DIMENSION), KAG_LLM_PROVIDER="scripted",

@@ -86,8 +86,7 @@ def test_quickstart_loads_the_sample_corpus_and_answers_with_citations(
     questions = sample_questions()
     responses = []
     for _ in questions:
-        responses += [{"logical_form": "no plan"}, {"logical_form": "still no plan"},
-                      {"answer": "scripted reading", "evidence": [1]}]
+        responses += [{"logical_form": "no plan"}, {"answer": "scripted reading", "evidence": [1]}]
     script = tmp_path / "responses.json"
     script.write_text(json.dumps(responses, ensure_ascii=False), encoding="utf-8")
     deep_home = tmp_path.joinpath(*(["a-rather-long-directory-name"] * 6), "home")

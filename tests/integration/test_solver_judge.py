@@ -86,13 +86,18 @@ def test_the_judge_can_answer_from_new_evidence(graph: Database, embedder: Hashi
     assert answer.citations and answer.citations[0].chunk_id == chunk_id("ada")
 
 
-def test_planning_failure_falls_back_to_chunks_and_still_answers(graph: Database, embedder: HashingEmbedder) -> None:
+@pytest.mark.parametrize("repairs", [0, 1])
+def test_planning_failure_falls_back_to_chunks_and_still_answers(
+    graph: Database, embedder: HashingEmbedder, repairs: int
+) -> None:
     def reader(prompt: str) -> dict[str, object]:
         return {"answer": "1899", "evidence": [1]} if "opened in 1899" in prompt else {"answer": ""}
 
     router = Router(plan=[{"logical_form": "The viaduct opened in 1899."}], subanswer=[reader])
-    answer = KAG(graph, router.llm, embedder).ask("When did the Millbrook Viaduct open?")
-    assert router.kinds == ["plan", "plan", "subanswer"], "one repair, then the one-step fallback plan"
+    config = SolverConfig(plan_repairs=repairs)
+    answer = KAG(graph, router.llm, embedder, config=config).ask("When did the Millbrook Viaduct open?")
+    assert router.kinds == ["plan"] * (1 + repairs) + ["subanswer"], "the repairs, then the one-step fallback plan"
+    assert answer.plan_origin == "fallback"
     assert answer.answer == "1899" and next(s for s in answer.steps if s.op == "Plan").error
 
 
