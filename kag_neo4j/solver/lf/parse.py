@@ -181,8 +181,7 @@ def _build(steps: list[dict[str, Any]], pending: list[Pending], end: SourcePos) 
             if action["pending"]:  # only a Retrieval's hook leaves names pending
                 op = _settle_pending(cast(RetrievalOp, op), pending_ids, defined)
             if isinstance(op, DeduceOp) and _reads_unknown(op, defined):
-                op = _deduce_as_hop(op, defined)
-                defined.update(definition.alias for definition in op.defines())
+                op = _deduce_as_hop(op, defined)  # adds the hop's new aliases to ``defined``
             op = _revalidated_with_positions(op)
             actions.append(Action(number=action["number"], operator=op, pos=action["pos"]))
         built_steps.append(
