@@ -97,7 +97,7 @@ def compose(rt: Runtime, output_aliases: list[str], judged: JudgeOutcome | None,
     records = rt.records
     bindings = [rt.memory.get(alias) for alias in output_aliases]
     if bindings and all(b is not None and not b.empty for b in bindings):
-        values = [item.value for b in bindings if b is not None for item in b.items]
+        values = [item.written or item.value for b in bindings if b is not None for item in b.items]
         bound = [b for b in bindings if b is not None]
         text = render_answer([True] if confirms(bound, question) else values, rt.language)
         if text and not is_unknown(text):

@@ -23,15 +23,19 @@ __all__ = ["Binding", "Item", "Memory"]
 
 
 class Item(BaseModel):
-    """One value an alias holds."""
+    """One value an alias holds: ``value`` is what Math, Sort and Deduce read (a date or number
+    typed by the plan is normalised: ``1874-06-01``, ``21400000000000``); ``written`` keeps the
+    words it was read from (``June 1, 1874``, ``$21.4 trillion``), which prompts, the trace and the
+    answer show."""
 
     value: Any
+    written: str | None = Field(default=None, description="the text value was normalised from, if it differs")
     entity_id: str | None = None
     key: str | None = Field(default=None, description="id of the anchor entity this item was found for")
 
     @property
     def text(self) -> str:
-        return render_value(self.value)
+        return self.written if self.written is not None else render_value(self.value)
 
 
 class Binding(BaseModel):

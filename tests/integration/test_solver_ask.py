@@ -168,6 +168,32 @@ def test_one_step_config_answers_without_a_planning_call(graph: Database, embedd
     assert retrieval.question == "When did the Millbrook Viaduct open?" and chunk_id("viaduct") in retrieval.chunk_ids
 
 
+OPENING_DATE = plan("""\
+Step1: When was the Harrow Valley Rail Company founded?
+Action1: Retrieval(s=s1:Organization[`Harrow Valley Rail Company`], p=p1:foundedIn, o=o1:Year)
+Step2: When did the Millbrook Viaduct open?
+Action2: Retrieval(s=s2:Bridge[`Millbrook Viaduct`], p=p2:openedIn, o=o2:Date)
+Step3: How many years after the founding did the viaduct open?
+Action3: Math(content=[`o1`, `o2`], target=`year(o2) - o1`)->m1
+Action4: Output(o2)""")
+
+
+def opening_month(prompt: str) -> dict[str, Any]:
+    """A reader that words the date its own way when the viaduct passage is in the prompt."""
+    reply = opening_year(prompt)
+    return {**reply, "answer": "June 1899"} if reply["answer"] else reply
+
+
+def test_a_date_is_computed_on_normalised_but_answered_as_written(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[OPENING_DATE], subanswer=[opening_month])
+    answer = KAG(graph, router.llm, embedder).ask("When did the Millbrook Viaduct open?", trace=False)
+    math = next(s for s in answer.steps if s.op == "Math")
+    assert math.error is None and math.outputs["m1"] == "28", "Math reads the date the plan typed"
+    opened = next(s for s in answer.steps if s.op == "Retrieval" and "o2" in s.outputs)
+    assert opened.outputs["o2"] == "June 1899"
+    assert answer.known and answer.answer == "June 1899", "the answer is the words read, not 1899-06"
+
+
 COMPARE_YEARS = plan(YEARS_AFTER["logical_form"].replace(
     "Action3: Math(content=[`o1`, `o2`], target=`o2 - o1`)->m1\nAction4: Output(m1)",
     "Action3: Deduce(op=greater, content=[`o2`, `o1`], target=`later`)->d1\nAction4: Output(d1)"))

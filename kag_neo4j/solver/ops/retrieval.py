@@ -416,7 +416,9 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         return
     target_type = target.element.type
     if target_type and (target_type in value_types):
-        item = Item(value=_normalise_value(response.answer, target_type))
+        written = " ".join(response.answer.split())[:300]
+        value = _normalise_value(written, target_type)
+        item = Item(value=value, written=None if value == written else written)
     else:
         item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
     ctx.bind(target.element.alias, [item], record.source)
