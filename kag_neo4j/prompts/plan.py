@@ -24,6 +24,7 @@ from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.messages import conversation, follow_up, json_reply
 
 __all__ = [
+    "CAUSAL_EXAMPLES",
     "CLASS_EXAMPLES",
     "EXAMPLES",
     "OPERATOR_LINES",
@@ -38,7 +39,9 @@ __all__ = [
     "system_prompt",
 ]
 
-PLAN_PROMPT_VERSION = "plan-2"  # plan-2: the class example for graphs with rule-derived classes
+#: plan-2: the class example for graphs with rule-derived classes; plan-4: the causal example for
+#: graphs whose schema declares a causal relation (plan-3 was a trial, not adopted: docs/eval.md)
+PLAN_PROMPT_VERSION = "plan-4"
 Language = Literal["en", "zh"]
 
 
@@ -239,6 +242,38 @@ Action2: Output(o1)""",
     ),
 }
 
+#: shown after :data:`EXAMPLES` when the graph's schema declares a causal relation (``CAU#leadTo``,
+#: ``GraphSchema.causal``): an event's effects are followed one hop at a time, then the event's
+#: ``subject``. The examples write ``leadTo``; :func:`causal_example` puts the graph's own name in
+CAUSAL_EXAMPLES: dict[Language, PlanExample] = {
+    "en": PlanExample(
+        question="Which airlines are affected by the jet fuel price increase?",
+        logical_form="""\
+Step1: Which events does the jet fuel price increase lead to?
+Action1: Retrieval(s=e1:MarketEvent[`jet fuel price increase`], p=p1:leadTo, o=e2:FirmEvent)
+Step2: Which airline is each of those events about?
+Action2: Retrieval(s=e2, p=p2:subject, o=o2:Airline)
+Action3: Output(o2)""",
+    ),
+    "zh": PlanExample(
+        question="航空燃油涨价影响了哪些航空公司？",
+        logical_form="""\
+Step1: 航空燃油涨价导致了哪些企业事件？
+Action1: Retrieval(s=e1:MarketEvent[`航空燃油涨价`], p=p1:leadTo, o=e2:FirmEvent)
+Step2: 这些事件的主体是哪些航空公司？
+Action2: Retrieval(s=e2, p=p2:subject, o=o2:Airline)
+Action3: Output(o2)""",
+    ),
+}
+
+
+def causal_example(language: Language, relation: str) -> PlanExample:
+    """The causal example of ``language`` written with the graph's causal relation ``relation``
+    (a validated schema name)."""
+    example = CAUSAL_EXAMPLES[language]
+    return example.model_copy(update={"logical_form": example.logical_form.replace("p=p1:leadTo", f"p=p1:{relation}")})
+
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -273,17 +308,19 @@ def system_prompt(schema_summary: str, language: Language, operators: Sequence[s
 
 def build_plan_messages(
     question: str, schema_summary: str = "", language: str = "auto", operators: Sequence[str] | None = None,
-    *, classes: bool = False,
+    *, classes: bool = False, causal: str | None = None,
 ) -> list[ChatMessage]:
     """The planner conversation: system instructions with the schema, the few-shot examples as
     user/assistant turns, then the question. ``language`` is ``en``, ``zh`` or ``auto`` (by the
     question's script); ``operators`` as in :func:`system_prompt`. ``classes``: the graph has
-    concept classes rules classify into — the class example (:data:`CLASS_EXAMPLES`) is shown too."""
+    concept classes rules classify into — the class example (:data:`CLASS_EXAMPLES`) is shown too;
+    ``causal``: the name of the graph's causal relation — the causal example is shown with it."""
     if not question or not question.strip():
         raise ValueError("the question is empty; the planner needs a question to plan")
     lang = _language(language, question)
     prefix = _QUESTION_PREFIX[lang]
-    shown = [*EXAMPLES[lang], *([CLASS_EXAMPLES[lang]] if classes else [])]
+    shown = [*EXAMPLES[lang], *([CLASS_EXAMPLES[lang]] if classes else []),
+             *([causal_example(lang, causal)] if causal else [])]
     examples = [(prefix + example.question, json_reply(logical_form=example.logical_form)) for example in shown]
     return conversation(system_prompt(schema_summary, lang, operators), prefix + question.strip(), examples=examples)
 

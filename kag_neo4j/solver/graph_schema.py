@@ -47,6 +47,8 @@ class GraphSchema:
     #: concept classes the registered rules classify into, by concept type (``TaxOfRiskUser``:
     #: ``["赌博App开发者", "赌博App老板"]``)
     classes: dict[str, list[str]] = field(default_factory=dict)
+    #: causal relations the SPG schemas declare (``CAU#leadTo`` → ``leadTo``), in order of declaration
+    causal: list[str] = field(default_factory=list)
 
     def simple_schema(self) -> SimpleSchema:
         types = set(self.types)
@@ -89,6 +91,7 @@ class GraphSchema:
 
 def _add_spg_schemas(db: Database, schema: GraphSchema) -> None:
     from kag_neo4j.schema.metagraph import read_schema, stored_namespaces
+    from kag_neo4j.schema.models import Semantic
 
     for namespace in stored_namespaces(db):
         resolved = read_schema(db, namespace)
@@ -115,6 +118,8 @@ def _add_spg_schemas(db: Database, schema: GraphSchema) -> None:
                 name = _safe(relation.rel_type, "schema relation")
                 if name:
                     schema.relations[name] = PredicateSpec(name, relation.source, relation.target)
+                    if relation.semantic is Semantic.CAU and name not in schema.causal:
+                        schema.causal.append(name)
 
 
 def _add_rule_heads(db: Database, schema: GraphSchema) -> None:

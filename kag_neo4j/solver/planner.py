@@ -24,7 +24,14 @@ from kag_neo4j.errors import LogicalFormError, ModelError, ModelUnavailableError
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.prompts.context import Language
 from kag_neo4j.prompts.iterate import RunStep, build_next_step_messages
-from kag_neo4j.prompts.plan import CLASS_EXAMPLES, EXAMPLES, PlanResponse, build_plan_messages, repair_plan_messages
+from kag_neo4j.prompts.plan import (
+    CAUSAL_EXAMPLES,
+    CLASS_EXAMPLES,
+    EXAMPLES,
+    PlanResponse,
+    build_plan_messages,
+    repair_plan_messages,
+)
 from kag_neo4j.solver.lf.ast import Action, AliasRef, Element, OutputOp, Plan, RetrievalOp, Step
 from kag_neo4j.solver.lf.parse import parse_plan, plan_from_response
 from kag_neo4j.solver.lf.registry import OPERATORS, OperatorRegistry
@@ -63,7 +70,8 @@ def _named(plan: Plan) -> list[str]:
 @cache
 def _example_names() -> frozenset[str]:
     """The (normalised) entity names the worked examples of the planner prompt write."""
-    shown = [example for examples in EXAMPLES.values() for example in examples] + list(CLASS_EXAMPLES.values())
+    shown = [example for examples in EXAMPLES.values() for example in examples] + [
+        *CLASS_EXAMPLES.values(), *CAUSAL_EXAMPLES.values()]
     return frozenset(normalise_name(name) for example in shown for name in _named(parse_plan(example.logical_form)))
 
 
@@ -109,10 +117,11 @@ class Planner:
     """Plans with the runtime's LLM (``stage="plan"``)."""
 
     def __init__(self, rt: Runtime, *, schema_summary: str = "", operators: OperatorRegistry | None = None,
-                 classes: bool = False) -> None:
+                 classes: bool = False, causal: str | None = None) -> None:
         self.rt = rt
         self.schema_summary = schema_summary
         self.classes = classes  # the graph has rule-derived concept classes: show the class example
+        self.causal = causal  # the graph's causal relation: show the causal example with it
         #: the operators plans may use; the prompt lists their lines
         self.operators = OPERATORS if operators is None else operators
 
@@ -143,7 +152,8 @@ class Planner:
     def plan(self, question: str, record: StepRecord) -> tuple[Plan, PlanOrigin]:
         """The plan for ``question`` and how it came about."""
         operators = self.operators.prompt_lines(self.language)
-        messages = build_plan_messages(question, self.schema_summary, self.language, operators, classes=self.classes)
+        messages = build_plan_messages(question, self.schema_summary, self.language, operators, classes=self.classes,
+                                       causal=self.causal)
         try:
             plan, repaired = self._ask_parsed(
                 record, messages, lambda reply: not_copied(plan_from_response(reply, self.operators), question),

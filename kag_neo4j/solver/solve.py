@@ -97,7 +97,8 @@ class Solver:
         rt = Runtime(self.db, self.llm, self.embedder, config=self.config, language=pick_language(language, question),
                      extra_lists=self.ranked_lists)
         version, schema = self._versioned_schema()
-        planner = Planner(rt, schema_summary=schema.summary(), classes=bool(schema.classes))
+        planner = Planner(rt, schema_summary=schema.summary(), classes=bool(schema.classes),
+                          causal=schema.causal[0] if schema.causal else None)
         executor = PlanExecutor(rt)
         search_question(rt, question)
         plan: Plan | None

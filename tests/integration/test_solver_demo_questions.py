@@ -25,7 +25,7 @@ from kag_neo4j.builder.readers.common import ReadOptions
 from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.models.scripted import ScriptedLLM
-from kag_neo4j.prompts.plan import CLASS_EXAMPLES
+from kag_neo4j.prompts.plan import CAUSAL_EXAMPLES, CLASS_EXAMPLES
 from kag_neo4j.rules.load import load_rules
 from kag_neo4j.rules.registry import apply_and_register
 from kag_neo4j.schema.validate import load_schema
@@ -273,6 +273,15 @@ def test_the_planner_is_shown_the_class_example_on_a_graph_with_classes(risk: Da
                                         "Action2: Output(o1)"}])
     KAG(risk, llm, HashingEmbedder(TEST_DIMENSION)).ask("柏*是赌博App老板吗？", trace=False)
     assert any(CLASS_EXAMPLES["zh"].question in m.content for m in llm.calls[0].messages)
+    assert not any(CAUSAL_EXAMPLES["zh"].question in m.content for m in llm.calls[0].messages), "no causal relation"
+
+
+def test_the_planner_is_shown_the_causal_example_on_a_graph_whose_schema_declares_one(supply: Database) -> None:
+    assert read_graph_schema(supply).causal == ["leadTo"]  # SupplyChain.schema: CAU#leadTo(导致)
+    llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Retrieval(s=e1:ProductChainEvent[`顺丁橡胶成本上涨`], "
+                                        "p=p1:leadTo, o=e2:CompanyEvent)\nAction2: Output(e2)"}])
+    KAG(supply, llm, HashingEmbedder(TEST_DIMENSION)).ask("顺丁橡胶成本上涨对那些公司产生了影响", trace=False)
+    assert any(CAUSAL_EXAMPLES["zh"].question in m.content for m in llm.calls[0].messages)
 
 
 def test_kag_neo4j_trace_names_the_rule_of_each_derived_fact(risk: Database, test_settings: Settings) -> None:

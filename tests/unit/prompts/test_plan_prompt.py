@@ -10,9 +10,11 @@ from kag_neo4j.errors import LogicalFormError
 from kag_neo4j.models.base import ChatMessage
 from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.prompts.plan import (
+    CAUSAL_EXAMPLES,
     EXAMPLES,
     PlanResponse,
     build_plan_messages,
+    causal_example,
     detect_language,
     repair_plan_messages,
     system_prompt,
@@ -192,6 +194,20 @@ def test_the_class_example_parses_and_is_shown_only_for_a_graph_with_classes() -
         with_classes = build_plan_messages(question, "schema", language, classes=True)
         assert len(with_classes) == len(plain) + 2
         assert example.question in with_classes[-3].content and all(example.question not in m.content for m in plain)
+
+
+def test_the_causal_example_follows_the_graphs_causal_relation_and_is_shown_only_with_one() -> None:
+    for language, example in CAUSAL_EXAMPLES.items():
+        question = "What does X affect?" if language == "en" else "X影响了哪些公司？"
+        plain = build_plan_messages(question, "schema", language)
+        with_causal = build_plan_messages(question, "schema", language, causal="causes")
+        assert len(with_causal) == len(plain) + 2 and all(example.question not in m.content for m in plain)
+        shown = with_causal[-2].content
+        plan = plan_from_response(PlanResponse(logical_form=json.loads(shown)["logical_form"]))
+        effects, subjects = [a.operator for _, a in plan.actions() if a.operator.kind == "Retrieval"]
+        assert effects.p.type == "causes" and "leadTo" not in shown, "the graph's own causal relation"
+        assert effects.s.name and effects.o.alias == subjects.s.alias and subjects.p.type == "subject"
+        assert causal_example(language, "leadTo") == example
 
 
 def test_a_last_step_line_holding_the_output_is_read_as_the_output_action() -> None:
