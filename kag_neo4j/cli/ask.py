@@ -20,6 +20,7 @@ from kag_neo4j.cli.common import (
     reports_errors,
     settings_from,
 )
+from kag_neo4j.cli.solver_options import parse_solver_options
 
 if TYPE_CHECKING:
     from kag_neo4j.solver.results import Answer, KGFact
@@ -107,12 +108,16 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole Answer as JSON.")] = False,
     steps: Annotated[bool, typer.Option("--steps", help="Also print the executed steps.")] = False,
     language: Annotated[str, typer.Option("--language", help="Prompt language: auto, en or zh.")] = "auto",
+    solver: Annotated[list[str] | None, typer.Option(
+        "--solver", help="A solver knob, KEY=VALUE (repeatable; SolverConfig's fields, docs/solver.md), "
+                         "e.g. hop_limit=100 or one_step=true.")] = None,
 ) -> None:
     """Answer QUESTION over the loaded graph, with citations and the KG path."""
     from kag_neo4j.api import KAG
 
     _check_mode(mode)
-    with KAG.from_settings(settings_from(ctx)) as kag:
+    config = parse_solver_options(solver or [])
+    with KAG.from_settings(settings_from(ctx), config=config) as kag:
         answer = kag.ask(question, trace=not no_trace, mode=mode, language=language)  # type: ignore[arg-type]
     if as_json:
         typer.echo(answer.model_dump_json(indent=2))

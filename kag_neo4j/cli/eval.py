@@ -8,13 +8,11 @@ The lead wires it with ``register(app)``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -25,13 +23,13 @@ from rich.progress import (
 from rich.progress import Progress as RichProgressBar
 
 from kag_neo4j.cli.common import console, err_console, reports_errors, settings_from
+from kag_neo4j.cli.solver_options import parse_solver_options
 from kag_neo4j.config import Settings
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.runner import Progress, QuestionResult
 from kag_neo4j.models.providers import llm_provider_names
-from kag_neo4j.solver.runtime import SolverConfig
 
-__all__ = ["parse_llm_spec", "parse_solver_options", "register"]
+__all__ = ["parse_llm_spec", "register"]
 
 def parse_llm_spec(spec: str) -> dict[str, str]:
     """``provider:model``, ``provider`` or a bare model name -> settings overrides."""
@@ -42,37 +40,6 @@ def parse_llm_spec(spec: str) -> dict[str, str]:
     if provider in llm_provider_names():
         return {"llm_provider": provider, **({"llm_model": model} if sep and model else {})}
     return {"llm_model": text}
-
-
-def parse_solver_options(pairs: Sequence[str]) -> SolverConfig | None:
-    """``KEY=VALUE`` pairs (``graph_confidence=0.6``, ``retrieval.k_ppr=10``) -> a validated
-    :class:`~kag_neo4j.solver.runtime.SolverConfig` (``None`` without pairs). A value is read as JSON
-    when it parses (numbers, booleans, null, lists), else as text."""
-    if not pairs:
-        return None
-    data: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        path = key.strip().split(".")
-        if not sep or not all(part.isidentifier() for part in path):
-            raise EvalError(f"--solver {pair!r} is not KEY=VALUE; e.g. --solver graph_confidence=0.6 "
-                            "or --solver retrieval.k_ppr=10")
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw
-        node = data
-        for part in path[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise EvalError(f"--solver {pair!r}: {part!r} was already given a value")
-            node = child
-        node[path[-1]] = value
-    try:
-        return SolverConfig.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors())
-        raise EvalError(f"--solver: {problems} (the knobs are SolverConfig's fields, docs/solver.md)") from exc
 
 
 class RichProgress(Progress):

@@ -60,7 +60,9 @@ class SolverConfig(BaseModel):
     predicate_threshold: float = Field(default=0.85, ge=0, le=1)
     #: open facts need this confidence to answer without a model (schema relations always qualify)
     graph_confidence: float = Field(default=0.75, ge=0, le=1)
-    hop_limit: int = Field(default=25, ge=1, le=1000)
+    #: facts one hop reads for the predicate it asks (a set question's answer is at most this long:
+    #: a hop cut here says so in ``Answer.warnings``); 100 keeps KAG's supplychain chain whole (38 companies)
+    hop_limit: int = Field(default=100, ge=1, le=1000)
     widen_limit: int = Field(default=40, ge=1, le=1000)
     budget: EvidenceBudget = Field(default_factory=EvidenceBudget)
     retrieval: RetrievalConfig = Field(default_factory=lambda: RetrievalConfig(k=4))
@@ -160,6 +162,8 @@ class Runtime:
         self.extra_lists = tuple(extra_lists)
         self._lock = threading.Lock()
         self.records: list[StepRecord] = []
+        #: what the answer should say was left out or went wrong (``Answer.warnings``)
+        self.warnings: list[str] = []
 
     # ---- records ------------------------------------------------------------------------------
 
@@ -168,6 +172,12 @@ class Runtime:
             record = StepRecord(index=len(self.records), op=op, **fields)
             self.records.append(record)
             return record
+
+    def warn(self, message: str) -> None:
+        """Note ``message`` for the run's ``Answer.warnings`` (once)."""
+        with self._lock:
+            if message not in self.warnings:
+                self.warnings.append(message)
 
     # ---- Neo4j --------------------------------------------------------------------------------
 

@@ -127,5 +127,5 @@ class Solver:
             kg_path=composed.kg_path, steps=rt.records, usage=usage, plan=plan.to_text() if plan else "",
             mode=mode, plan_origin=origin, language=rt.language, ms=round((time.perf_counter() - began) * 1000, 1),
             config=run_config(self.config, self.embedder.model_id, version, self.ranked_lists),
-            warnings=list(self.db.capabilities.warnings),
+            warnings=[*self.db.capabilities.warnings, *rt.warnings],
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kag_neo4j.cli.eval import parse_solver_options
+from kag_neo4j.cli.solver_options import parse_solver_options
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
 from kag_neo4j.eval.methods import MethodContext, build_methods

@@ -75,6 +75,11 @@ def test_ask_rejects_an_unknown_mode(test_settings: Settings, app: typer.Typer) 
     assert result.exit_code == 2 and "static" in result.output
 
 
+def test_ask_refuses_a_solver_knob_out_of_range_naming_it(test_settings: Settings, app: typer.Typer) -> None:
+    result = CliRunner().invoke(app, ["ask", "Who?", "--solver", "hop_limit=0"], env=_env(test_settings))
+    assert result.exit_code == 1 and "--solver" in result.output and "hop_limit" in result.output
+
+
 def test_quickstart_loads_the_sample_corpus_and_answers_with_citations(
     db: Database, test_settings: Settings, app: typer.Typer, tmp_path: Path
 ) -> None:

@@ -249,9 +249,29 @@ Action4: Output(c1)""")
     assert {f.object_id for f in first.facts} == {"Product:#商品化工-橡胶-合成橡胶-顺丁橡胶"} or {
         f.object for f in first.facts} == {"商品化工-橡胶-合成橡胶-顺丁橡胶"}
     assert answer.known and set(answer.answer.split("、")) == affected
+    assert not any("hop_limit" in warning for warning in answer.warnings)
     rule = "SupplyChain:TaxOfProdEvent/价格上涨-leadTo->TaxOfCompanyEvent/成本上涨"
     assert {f.derived_by for f in leads.facts + subjects.facts} == {rule}
     assert rule in _stored_rules(supply, answer)
+
+
+def test_a_hop_cut_at_hop_limit_says_so_in_the_answer(supply: Database) -> None:
+    affected = _affected()
+    (event,) = _rows(DEMOS / "supplychain" / "ProductChainEvent.csv")
+    limit = len(affected) - 1
+    assert limit >= 1
+    llm = ScriptedLLM([{"logical_form": f"""\
+Step1: {event['name']}导致了哪些公司事件？
+Action1: Retrieval(s=e1:ProductChainEvent[`{event['name']}`], p=p1:leadTo, o=e2:CompanyEvent)
+Step2: 这些事件涉及哪些公司？
+Action2: Retrieval(s=e2, p=p2:subject, o=c1:Company)
+Action3: Output(c1)"""}])
+    answer = KAG(supply, llm, HashingEmbedder(TEST_DIMENSION), config=SolverConfig(hop_limit=limit)).ask(
+        f"{event['name']}对那些公司产生了影响", trace=False)
+    named = set(answer.answer.split("、"))
+    assert len(named) == limit and named < affected, "the first hop_limit effects, each a right one"
+    (warning,) = [w for w in answer.warnings if "hop_limit" in w]
+    assert f"more than {limit} facts" in warning and "step 1" in warning
 
 
 def test_a_plan_naming_the_loaded_event_starts_the_chain_from_it(supply: Database) -> None:

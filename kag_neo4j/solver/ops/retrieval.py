@@ -232,7 +232,14 @@ def _hop_candidates(
     exact = predicate is not None
     rows: list[dict[str, Any]] = []
     if predicate is not None:
-        rows = rt.read(record, "solver/one_hop", predicates=[predicate_key(predicate)], limit=rt.config.hop_limit, **params)
+        limit = rt.config.hop_limit
+        rows = rt.read(record, "solver/one_hop", predicates=[predicate_key(predicate)], limit=limit + 1, **params)
+        if len(rows) > limit:  # one row more than the limit: the hop was cut, and the answer may be too
+            rows = rows[:limit]
+            record.note += f"more than {limit} facts matched; the first {limit} are read; "
+            rt.warn(f"step {record.step} ({record.lf or 'Retrieval'}): more than {limit} facts matched and only the "
+                    f"first {limit} were read, so the answer may be incomplete; raise SolverConfig.hop_limit "
+                    f"(`kag-neo4j ask --solver hop_limit=…`)")
     if not rows:
         exact = False
         rows = rt.read(record, "solver/one_hop", predicates=None, limit=rt.config.widen_limit, **params)

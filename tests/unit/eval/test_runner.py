@@ -8,8 +8,9 @@ from typing import Any, cast
 import pytest
 from pydantic import ValidationError
 
-from kag_neo4j.cli.eval import parse_llm_spec, parse_solver_options
-from kag_neo4j.errors import EvalError
+from kag_neo4j.cli.eval import parse_llm_spec
+from kag_neo4j.cli.solver_options import parse_solver_options
+from kag_neo4j.errors import ConfigError, EvalError
 from kag_neo4j.eval.datasets import GoldPassage, Question
 from kag_neo4j.eval.linking import LinkTally
 from kag_neo4j.eval.methods import (
@@ -157,11 +158,11 @@ def test_solver_options_are_validated_knobs_of_the_solver() -> None:
     assert (config.retrieval.k_ppr, config.retrieval.seed_titles) == (7, False)
     assert config.chunk_k == SolverConfig().chunk_k, "what is not given keeps its default"
     assert parse_solver_options([]) is None
-    with pytest.raises(EvalError, match="graph_confidence"):
+    with pytest.raises(ConfigError, match="graph_confidence"):
         parse_solver_options(["graph_confidence=1.5"])
-    with pytest.raises(EvalError, match="not KEY=VALUE"):
+    with pytest.raises(ConfigError, match="not KEY=VALUE"):
         parse_solver_options(["graph_confidence"])
-    with pytest.raises(EvalError, match="no_such_knob"):
+    with pytest.raises(ConfigError, match="no_such_knob"):
         parse_solver_options(["no_such_knob=1"])
 
 
