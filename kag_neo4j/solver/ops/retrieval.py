@@ -296,6 +296,7 @@ def _property_candidates(rt: Runtime, record: StepRecord, anchor: End, predicate
 
 
 def _normalise_value(text: str, type_name: str | None) -> Any:
+    """What Math, Sort and Deduce read for ``text`` of a value type: an ISO date, a number, or ``text``."""
     if type_name in DATE_TYPES:
         parsed = parse_date(text)
         if parsed is not None:
@@ -304,7 +305,7 @@ def _normalise_value(text: str, type_name: str | None) -> Any:
         number = parse_number(text)
         if number is not None:
             return number
-    return " ".join(text.split())[:300]
+    return text
 
 
 def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
