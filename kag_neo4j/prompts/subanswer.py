@@ -4,7 +4,9 @@ A Retrieval step whose graph facts do not answer it asks the model once, with th
 sub-question, the results it reads, the nearby graph facts and the top passages. The reply is a
 :class:`SubAnswerResponse`: a few words copied from the evidence (empty when the evidence does not
 say) and the passage numbers used. Short prompts and a small ``max_tokens`` keep this cheap on a
-local 1.5B model.
+local 1.5B model. A reply that only repeats what the step asks *about* (``Somalia`` for "who was in
+charge of that country?", the country being Somalia) is no answer: the step asks once more, with
+``not_answers`` naming what to look past.
 
 ``Deduce(op=judgement|entailment|choice|multiChoice|extract)`` uses :func:`build_deduce_messages`
 and answers with :class:`~kag_neo4j.prompts.deduce.DeduceResponse`.
@@ -40,7 +42,7 @@ __all__ = [
     "build_subanswer_messages",
 ]
 
-SUBANSWER_PROMPT_VERSION = "subanswer-1"
+SUBANSWER_PROMPT_VERSION = "subanswer-2"  # 2: the second ask after a reply that repeats its input
 
 
 class SubAnswerResponse(BaseModel):
@@ -69,16 +71,32 @@ _SYSTEM = {
 }
 _QUESTION = {"en": "Sub-question: ", "zh": "子问题："}
 _EXPECT = {"en": "Expected answer: ", "zh": "期望答案："}
+_NOT_ANSWER = {
+    "en": "Not the answer: {names}. The sub-question asks something about {it}; answer that.",
+    "zh": "答案不是：{names}。子问题问的是关于{it}的信息，请回答它。",
+}
+_IT = {"en": ("it", "them"), "zh": ("它", "它们")}
 
 
 def build_subanswer_messages(
-    question: str, *, language: Language, expected_type: str | None = None, **evidence: Unpack[Evidence]
+    question: str,
+    *,
+    language: Language,
+    expected_type: str | None = None,
+    not_answers: Sequence[str] = (),
+    **evidence: Unpack[Evidence],
 ) -> list[ChatMessage]:
-    """System instructions, then the evidence, the sub-question and the expected answer in one user message."""
+    """System instructions, then the evidence, the sub-question and the expected answer in one user
+    message; ``not_answers``: what the step asks about, which an earlier reply gave as the answer."""
     requests = [_QUESTION[language] + shorten(question, 400)]
     hint = type_hint(expected_type, language)
     if hint:
         requests.append(_EXPECT[language] + hint)
+    if not_answers:
+        names = list(dict.fromkeys(shorten(name, 80) for name in not_answers))[:4]
+        it = _IT[language][len(names) > 1]
+        separator = "; " if language == "en" else "、"
+        requests.append(_NOT_ANSWER[language].format(names=separator.join(names), it=it))
     return evidence_conversation(_SYSTEM[language], language, *requests, **evidence)
 
 

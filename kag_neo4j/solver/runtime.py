@@ -74,6 +74,15 @@ class SolverConfig(BaseModel):
     #: skip planning: every static run is the one-step plan (retrieve chunks for the question itself,
     #: answer from them), with ``plan_origin`` "one step" — no planning call, no hops
     one_step: bool = False
+    #: a step that reads one earlier result asks its sub-question with that result's name in place of
+    #: the phrase that refers to it ("Who was in charge of that country?" -> "… of Somalia?";
+    #: :mod:`kag_neo4j.solver.sub_question`)
+    spell_out_references: bool = True
+    #: a sub-answer that only repeats what its step asks about (the entity the step starts from:
+    #: "Somalia" for "who was in charge of that country?") is asked once more, told it is not the
+    #: answer (stage ``subanswer-again``), and a second such reply leaves the step unanswered; false
+    #: keeps the first reply
+    reask_echo: bool = True
     subanswer_max_tokens: int = Field(default=64, ge=8)
     deduce_max_tokens: int = Field(default=128, ge=8)
     judge_max_tokens: int = Field(default=128, ge=16)

@@ -237,6 +237,68 @@ Action3: Output(o2)""")
     assert [c.chunk_id for c in answer.citations] == [chunk_id("ada"), chunk_id("kestrel")], "both hops are cited"
 
 
+HARBOUR = plan("""\
+Step1: Where was Ada Pembroke born?
+Action1: Retrieval(s=s1:Person[`Ada Pembroke`], p=p1:bornIn, o=o1:Town)
+Step2: How many trawlers shelter in its harbour?
+Action2: Retrieval(s=o1, p=p2:trawlerCount, o=o2:Integer)
+Action3: Output(o2)""")
+
+
+def repeats_what_it_is_given(prompt: str) -> dict[str, Any]:
+    """A careless reader: replies with the first known result it was shown (``- o1 = Kestrel Bay (…)``)."""
+    known = next(line for line in prompt.splitlines() if line.startswith("- o1 = "))
+    return {"answer": known.removeprefix("- o1 = ").split(" (")[0], "evidence": [1]}
+
+
+def reads_when_told(prompt: str) -> dict[str, Any]:
+    """The careless reader, who reads the passages once told that its reply is not the answer."""
+    if "Not the answer:" not in prompt:
+        return repeats_what_it_is_given(prompt)
+    for line in prompt.splitlines():
+        if line.startswith("[") and "forty trawlers" in line:
+            return {"answer": "forty", "evidence": [int(line[1 : line.index("]")])]}
+    return {"answer": ""}
+
+
+def test_a_sub_answer_naming_what_its_step_asks_about_is_asked_again(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[HARBOUR], subanswer=[reads_when_told])
+    answer = KAG(graph, router.llm, embedder).ask(
+        "How many trawlers shelter in the harbour of Ada Pembroke's birthplace?", trace=False)
+    assert answer.known and answer.answer == "forty"
+    assert router.kinds == ["plan", "subanswer", "subanswer"]
+    assert "Not the answer: Kestrel Bay." in router.prompts[2], "the second ask names the step's own input"
+    assert answer.usage["by_stage"]["subanswer-again"]["calls"] == 1
+    step = [s for s in answer.steps if s.op == "Retrieval"][1]
+    assert step.outputs["o2"] == "forty" and "asked again" in step.note
+
+
+def test_a_reader_that_only_names_what_its_step_asks_about_leaves_it_unanswered(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    question = "How many trawlers shelter in the harbour of Ada Pembroke's birthplace?"
+    for reask, calls, bound in ((True, 2, None), (False, 1, "Kestrel Bay")):
+        router = Router(plan=[HARBOUR], subanswer=[repeats_what_it_is_given], answer=[{"answer": ""}])
+        config = SolverConfig(reask_echo=reask, max_rounds=0)
+        answer = KAG(graph, router.llm, embedder, config=config).ask(question, trace=False)
+        assert router.kinds.count("subanswer") == calls, f"reask_echo={reask}"
+        step = [s for s in answer.steps if s.op == "Retrieval"][1]
+        assert step.outputs.get("o2") == bound, f"reask_echo={reask}: a town is no count of trawlers"
+
+
+def test_a_step_reading_an_earlier_result_asks_with_its_name(graph: Database, embedder: HashingEmbedder) -> None:
+    that_town = plan(HARBOUR["logical_form"].replace("in its harbour", "in that town's harbour"))
+    question = "How many trawlers shelter in the harbour of Ada Pembroke's birthplace?"
+    asked = {}
+    for spell in (True, False):
+        router = Router(plan=[that_town], subanswer=[{"answer": ""}], answer=[{"answer": ""}])
+        config = SolverConfig(spell_out_references=spell, max_rounds=0)
+        KAG(graph, router.llm, embedder, config=config).ask(question, trace=False)
+        (asked[spell],) = (line for line in router.prompts[1].splitlines() if line.startswith("Sub-question: "))
+    assert asked[True] == "Sub-question: How many trawlers shelter in Kestrel Bay's harbour?", "o1, read from the graph"
+    assert asked[False] == "Sub-question: How many trawlers shelter in that town's harbour?"
+
+
 def test_a_step_naming_a_document_reads_it_though_no_entity_has_that_name(
     graph: Database, embedder: HashingEmbedder
 ) -> None:

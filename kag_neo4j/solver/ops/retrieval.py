@@ -60,6 +60,7 @@ from kag_neo4j.solver.matching import (
 from kag_neo4j.solver.memory import Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
 from kag_neo4j.solver.runtime import Runtime
+from kag_neo4j.solver.sub_question import Reference, spell_out
 from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan
 from kag_neo4j.solver.values import parse_date, parse_number
 from kag_neo4j.store.keys import predicate_key
@@ -380,6 +381,11 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
 
     # chunks (fused with whatever facts were found near the anchors)
     names = [name for end in (s, o) if end.kind != "free" for name in end.names]
+    if rt.config.spell_out_references:
+        spelled = spell_out(question, _references((s, o), definitions))
+        if spelled != question:
+            record.note += f"asked as {spelled!r}; "
+            question = spelled
     text = question
     extra = [name for name in names if name.casefold() not in question.casefold()]
     if extra:
@@ -397,23 +403,34 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
             ctx.bind(target.element.alias, [], "none")
         return
     reads = [name for name in plan.plan.uses(action_number)]
-    messages = build_subanswer_messages(
-        question, language=rt.language, known=rt.memory.known(reads), facts=facts,
-        passages=[chunk.passage() for chunk in chunks], expected_type=target.element.type if target else None,
-        budget=rt.config.budget,
-    )
-    try:
-        response = rt.ask(record, messages, SubAnswerResponse, stage="subanswer", max_tokens=rt.config.subanswer_max_tokens)
-    except ModelUnavailableError:
-        raise
-    except ModelError as exc:
-        record.error = f"sub-answer failed: {exc}"
-        response = SubAnswerResponse()
+
+    def sub_answer(stage: str, not_answers: list[str]) -> SubAnswerResponse:
+        messages = build_subanswer_messages(
+            question, language=rt.language, known=rt.memory.known(reads), facts=facts,
+            passages=[chunk.passage() for chunk in chunks], expected_type=target.element.type if target else None,
+            not_answers=not_answers, budget=rt.config.budget,
+        )
+        try:
+            response = rt.ask(record, messages, SubAnswerResponse, stage=stage, max_tokens=rt.config.subanswer_max_tokens)
+        except ModelUnavailableError:
+            raise
+        except ModelError as exc:
+            record.error = f"sub-answer failed: {exc}"
+            response = SubAnswerResponse()
+        record.note += f"sub-answer: {response.answer!r}; "
+        return response
+
+    response = sub_answer("subanswer", [])
+    if rt.config.reask_echo and target is not None and names and _repeats(response.answer, names):
+        record.note += "that is what the step asks about, not its answer: asked again; "
+        response = sub_answer("subanswer-again", names)
+        if _repeats(response.answer, names):
+            record.note += "no answer besides what the step asks about; "
+            response = SubAnswerResponse()
     record.source = "graph+chunks" if facts else "chunks"
     if weak:
         record.facts = [c.fact for c in weak]
     cited = [chunks[n - 1].chunk_id for n in response.evidence if isinstance(n, int) and 1 <= n <= len(chunks)]
-    record.note += f"sub-answer: {response.answer!r}; "
     if is_unknown(response.answer):
         if target is not None:
             ctx.bind(target.element.alias, [], "none")
@@ -430,6 +447,23 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     else:
         item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
     ctx.bind(target.element.alias, [item], record.source)
+
+
+def _references(ends: tuple[End, End], definitions: Mapping[str, AliasSite]) -> list[Reference]:
+    """The one name each end bound by an earlier step holds, with the type that step gave it."""
+    out = []
+    for end in ends:
+        if end.kind == "bound" and len(end.names) == 1:
+            site = definitions.get(end.element.ref or end.element.alias)
+            out.append(Reference(name=end.names[0], type_name=site.type if site else None))
+    return out
+
+
+def _repeats(answer: str, names: list[str]) -> bool:
+    """Whether ``answer`` is one of ``names`` (case, articles and punctuation aside): a reply that
+    names what the step starts from instead of what it asks for."""
+    key = normalise_name(answer)
+    return bool(key) and any(key == normalise_name(name) for name in names)
 
 
 def _spelled(name: str, text: str, plain: str) -> bool:
