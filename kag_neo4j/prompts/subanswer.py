@@ -4,9 +4,9 @@ A Retrieval step whose graph facts do not answer it asks the model once, with th
 sub-question, the results it reads, the nearby graph facts and the top passages. The reply is a
 :class:`SubAnswerResponse`: a few words copied from the evidence (empty when the evidence does not
 say) and the passage numbers used. Short prompts and a small ``max_tokens`` keep this cheap on a
-local 1.5B model. A reply that only repeats what the step asks *about* (``Somalia`` for "who was in
-charge of that country?", the country being Somalia) is no answer: the step asks once more, with
-``not_answers`` naming what to look past.
+local 1.5B model. A reply that only repeats the earlier result the step starts from (``Somalia`` for
+"who was in charge of that country?", the country being Somalia) is no answer: the step asks once
+more, with ``not_answers`` naming what to look past.
 
 ``Deduce(op=judgement|entailment|choice|multiChoice|extract)`` uses :func:`build_deduce_messages`
 and answers with :class:`~kag_neo4j.prompts.deduce.DeduceResponse`.
@@ -87,7 +87,7 @@ def build_subanswer_messages(
     **evidence: Unpack[Evidence],
 ) -> list[ChatMessage]:
     """System instructions, then the evidence, the sub-question and the expected answer in one user
-    message; ``not_answers``: what the step asks about, which an earlier reply gave as the answer."""
+    message; ``not_answers``: the results the step starts from, which an earlier reply gave as its answer."""
     requests = [_QUESTION[language] + shorten(question, 400)]
     hint = type_hint(expected_type, language)
     if hint:

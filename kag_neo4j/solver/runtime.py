@@ -78,10 +78,9 @@ class SolverConfig(BaseModel):
     #: the phrase that refers to it ("Who was in charge of that country?" -> "… of Somalia?";
     #: :mod:`kag_neo4j.solver.sub_question`)
     spell_out_references: bool = True
-    #: a sub-answer that only repeats what its step asks about (the entity the step starts from:
-    #: "Somalia" for "who was in charge of that country?") is asked once more, told it is not the
-    #: answer (stage ``subanswer-again``), and a second such reply leaves the step unanswered; false
-    #: keeps the first reply
+    #: a sub-answer that only repeats the earlier result its step starts from ("Somalia" for "who
+    #: was in charge of that country?") is asked once more, told it is not the answer (stage
+    #: ``subanswer-again``), and a second such reply leaves the step unanswered; false keeps the first reply
     reask_echo: bool = True
     subanswer_max_tokens: int = Field(default=64, ge=8)
     deduce_max_tokens: int = Field(default=128, ge=8)

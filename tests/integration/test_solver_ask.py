@@ -286,6 +286,17 @@ def test_a_reader_that_only_names_what_its_step_asks_about_leaves_it_unanswered(
         assert step.outputs.get("o2") == bound, f"reask_echo={reask}: a town is no count of trawlers"
 
 
+def test_a_reply_naming_what_the_plan_wrote_is_kept(graph: Database, embedder: HashingEmbedder) -> None:
+    who = plan("""\
+Step1: Who was Ada Pembroke?
+Action1: Retrieval(s=s1:Person, p=p1:relatedTo, o=o1:Person[`Ada Pembroke`])
+Action2: Output(s1)""")
+    router = Router(plan=[who], subanswer=[{"answer": "Ada Pembroke", "evidence": [1]}])
+    answer = KAG(graph, router.llm, embedder).ask("Who was Ada Pembroke?", trace=False)
+    assert router.kinds == ["plan", "subanswer"], "only a result read from an earlier step is asked about again"
+    assert answer.known and answer.answer == "Ada Pembroke"
+
+
 def test_a_step_reading_an_earlier_result_asks_with_its_name(graph: Database, embedder: HashingEmbedder) -> None:
     that_town = plan(HARBOUR["logical_form"].replace("in its harbour", "in that town's harbour"))
     question = "How many trawlers shelter in the harbour of Ada Pembroke's birthplace?"

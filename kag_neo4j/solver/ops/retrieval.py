@@ -421,10 +421,14 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         return response
 
     response = sub_answer("subanswer", [])
-    if rt.config.reask_echo and target is not None and names and _repeats(response.answer, names):
-        record.note += "that is what the step asks about, not its answer: asked again; "
-        response = sub_answer("subanswer-again", names)
-        if _repeats(response.answer, names):
+    # a reply naming the result an earlier step gave this one is no answer ("Somalia" for "who was in
+    # charge of that country?"); one naming what the plan wrote is left alone: a small planner's
+    # "Who was Jorge Ledezma?" step (s=s1, o=o1:Person[`Jorge Ledezma`]) has no better answer
+    earlier = [name for end in (s, o) if end.kind == "bound" for name in end.names]
+    if rt.config.reask_echo and target is not None and earlier and _repeats(response.answer, earlier):
+        record.note += "that is the result the step starts from, not its answer: asked again; "
+        response = sub_answer("subanswer-again", earlier)
+        if _repeats(response.answer, earlier):
             record.note += "no answer besides what the step asks about; "
             response = SubAnswerResponse()
     record.source = "graph+chunks" if facts else "chunks"
