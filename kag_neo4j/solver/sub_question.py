@@ -57,5 +57,5 @@ def spell_out(question: str, references: Sequence[Reference]) -> str:
             pattern = _phrase(words)
             if pattern is None or ref.name in text:
                 continue
-            text = pattern.sub(lambda _: ref.name, text, count=1)
+            text = pattern.sub(ref.name.replace("\\", "\\\\"), text, count=1)  # backslashes escaped: a name is no template
     return text

@@ -208,23 +208,24 @@ def test_a_yes_no_output_answers_a_yes_no_question_but_not_a_choice(graph: Datab
     assert answer.known and answer.answer == "the Harrow Valley Rail Company"
 
 
-def test_chunk_steps_seed_ppr_with_the_entities_they_read(graph: Database, embedder: HashingEmbedder) -> None:
-    harbour = plan("""\
+HARBOUR = plan("""\
 Step1: Where was Ada Pembroke born?
 Action1: Retrieval(s=s1:Person[`Ada Pembroke`], p=p1:bornIn, o=o1:Town)
 Step2: How many trawlers shelter in its harbour?
 Action2: Retrieval(s=o1, p=p2:trawlerCount, o=o2:Integer)
 Action3: Output(o2)""")
-    seen: list[str] = []
 
-    def reader(prompt: str) -> dict[str, Any]:
-        seen.append(prompt)
-        for line in prompt.splitlines():
-            if line.startswith("[") and "forty trawlers" in line:
-                return {"answer": "forty", "evidence": [int(line[1 : line.index("]")])]}
-        return {"answer": ""}
 
-    router = Router(plan=[harbour], subanswer=[reader])
+def counts_trawlers(prompt: str) -> dict[str, Any]:
+    """A faithful reader: answers only when the harbour passage is in the prompt."""
+    for line in prompt.splitlines():
+        if line.startswith("[") and "forty trawlers" in line:
+            return {"answer": "forty", "evidence": [int(line[1 : line.index("]")])]}
+    return {"answer": ""}
+
+
+def test_chunk_steps_seed_ppr_with_the_entities_they_read(graph: Database, embedder: HashingEmbedder) -> None:
+    router = Router(plan=[HARBOUR], subanswer=[counts_trawlers])
     ppr_only = RetrievalConfig(dense_seeds=0, weights=RetrievalWeights(dense=0, fulltext=0, ppr=1))
     answer = KAG(graph, router.llm, embedder, config=SolverConfig(retrieval=ppr_only, chunk_k=2)).ask(
         "How many trawlers shelter in the harbour of Ada Pembroke's birthplace?", trace=False)
@@ -237,14 +238,6 @@ Action3: Output(o2)""")
     assert [c.chunk_id for c in answer.citations] == [chunk_id("ada"), chunk_id("kestrel")], "both hops are cited"
 
 
-HARBOUR = plan("""\
-Step1: Where was Ada Pembroke born?
-Action1: Retrieval(s=s1:Person[`Ada Pembroke`], p=p1:bornIn, o=o1:Town)
-Step2: How many trawlers shelter in its harbour?
-Action2: Retrieval(s=o1, p=p2:trawlerCount, o=o2:Integer)
-Action3: Output(o2)""")
-
-
 def repeats_what_it_is_given(prompt: str) -> dict[str, Any]:
     """A careless reader: replies with the first known result it was shown (``- o1 = Kestrel Bay (…)``)."""
     known = next(line for line in prompt.splitlines() if line.startswith("- o1 = "))
@@ -253,12 +246,7 @@ def repeats_what_it_is_given(prompt: str) -> dict[str, Any]:
 
 def reads_when_told(prompt: str) -> dict[str, Any]:
     """The careless reader, who reads the passages once told that its reply is not the answer."""
-    if "Not the answer:" not in prompt:
-        return repeats_what_it_is_given(prompt)
-    for line in prompt.splitlines():
-        if line.startswith("[") and "forty trawlers" in line:
-            return {"answer": "forty", "evidence": [int(line[1 : line.index("]")])]}
-    return {"answer": ""}
+    return counts_trawlers(prompt) if "Not the answer:" in prompt else repeats_what_it_is_given(prompt)
 
 
 def test_a_sub_answer_naming_what_its_step_asks_about_is_asked_again(graph: Database, embedder: HashingEmbedder) -> None:

@@ -429,7 +429,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         record.note += "that is the result the step starts from, not its answer: asked again; "
         response = sub_answer("subanswer-again", earlier)
         if _repeats(response.answer, earlier):
-            record.note += "no answer besides what the step asks about; "
+            record.note += "again only the result the step starts from: no answer; "
             response = SubAnswerResponse()
     record.source = "graph+chunks" if facts else "chunks"
     if weak:
