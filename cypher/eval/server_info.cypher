@@ -1,4 +1,5 @@
-// server_info v1 — versions recorded with every evaluation run.
+// server_info v2 — versions recorded with every evaluation run, and the store id that keys its per-question cache.
 CALL dbms.components() YIELD name, versions, edition
 WITH name, versions[0] AS version, edition WHERE name = 'Neo4j Kernel'
-RETURN version, edition, gds.version() AS gds
+CALL db.info() YIELD id
+RETURN version, edition, gds.version() AS gds, id AS store_id

@@ -149,7 +149,9 @@ def run_command(
         setup = {"questions": questions.sha256, "corpus": passages.sha256, "embedder": embedder.model_id,
                  "llm": llm_model.model_id if llm_model is not None and qa else None, "graph_version": version,
                  "loaded_at": status.loaded_at,
-                 "database": f"{db.connection.uri}/{db.database}", "k": k, "answer_k": answer_k}
+                 # the database's store id, not its address: a local server may come back on another port
+                 "database": f"{db.database}@{info_row[0]['store_id'] if info_row else db.connection.uri}",
+                 "k": k, "answer_k": answer_k}
         run = run_eval(questions, passages, chosen, context, cache_root=settings.home / "eval", setup=setup,
                        fresh=fresh, progress=RichProgress(), info=info,
                        log=lambda m: err_console.print(m, highlight=False, markup=False))

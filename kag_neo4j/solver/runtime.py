@@ -82,6 +82,10 @@ class SolverConfig(BaseModel):
     #: was in charge of that country?") is asked once more, told it is not the answer (stage
     #: ``subanswer-again``), and a second such reply leaves the step unanswered; false keeps the first reply
     reask_echo: bool = True
+    #: a step whose sub-question asks a place or a time while the plan types its answer otherwise
+    #: ("Where was that director born?" over ``o2:Date``) is answered as the words ask: no type hint
+    #: for a place, a date for a time (:func:`kag_neo4j.solver.sub_question.asked_kind`)
+    words_over_type: bool = True
     subanswer_max_tokens: int = Field(default=64, ge=8)
     deduce_max_tokens: int = Field(default=128, ge=8)
     judge_max_tokens: int = Field(default=128, ge=16)

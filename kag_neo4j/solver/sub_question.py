@@ -1,4 +1,4 @@
-"""A step's sub-question with the earlier result it refers to spelled out.
+"""What a step's sub-question says: the earlier result it refers to, and the kind of answer it asks.
 
 Planners write later steps with a reference to an earlier answer — "Who was in charge of *that
 country*?", "Where did *this band* form?" — and bind the answer in the logical form
@@ -8,6 +8,12 @@ often answers with the result itself; asked "Who was in charge of Somalia?" it r
 names it: the phrase's noun is a word of the end's type (``that country`` for ``o1:Country``) or a
 common word for a person, place, work or group (``that author`` for ``o1:Person``). English only;
 a question it does not recognise is returned unchanged.
+
+A small planner also writes a step whose words and logical form disagree: "Where was that director
+born?" over ``p=birthDate, o=o2:Date`` (the predicate of a worked example). :func:`asked_kind`
+reads what the words ask — a place (``where``, ``in which city``, ``哪里``) or a time (``when``,
+``what year``, ``何时``) — and :func:`contradicts` says whether the plan's type for the answer
+cannot be that (a date or number for a place; an entity type for a time).
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["Reference", "spell_out"]
+__all__ = ["AskedKind", "Reference", "asked_kind", "contradicts", "spell_out"]
+
+AskedKind = Literal["place", "time"]
 
 #: nouns a planner uses for an earlier result whatever its type
 _COMMON_NOUNS = (
@@ -59,3 +68,32 @@ def spell_out(question: str, references: Sequence[Reference]) -> str:
                 continue
             text = pattern.sub(ref.name.replace("\\", "\\\\"), text, count=1)  # backslashes escaped: a name is no template
     return text
+
+
+_PLACES = "city|town|village|country|nation|state|province|region|county|district|place|location|continent|island"
+_TIMES = "year|date|month|day|decade|century"
+_KINDS: tuple[tuple[AskedKind, re.Pattern[str]], ...] = (
+    ("place", re.compile(rf"^\W*(?:where\b|(?:(?:in|from|at|to)\s+)?(?:which|what)\s+(?:{_PLACES})\b)", re.IGNORECASE)),
+    ("time", re.compile(rf"^\W*(?:when\b|(?:(?:in|on|by|since)\s+)?(?:which|what)\s+(?:{_TIMES})\b)", re.IGNORECASE)),
+    ("place", re.compile(r"哪里|哪儿|何地|何处|在哪")),
+    ("time", re.compile(r"什么时候|何时|哪一?年|哪一?天")),
+)
+#: plan types no place can be
+_TIME_OR_NUMBER = frozenset({"Year", "Date", "Time", "Integer", "Float", "Number", "Money", "Percent", "Duration"})
+
+
+def asked_kind(question: str) -> AskedKind | None:
+    """``place`` or ``time`` when the question's words ask for one (English question words at its
+    start, Chinese anywhere); ``None`` for anything else."""
+    for kind, pattern in _KINDS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def contradicts(kind: AskedKind | None, type_name: str | None, value_types: frozenset[str] | set[str]) -> bool:
+    """Whether an answer of ``type_name`` cannot be what a question of ``kind`` asks: a place typed
+    as a date or number, a time typed as an entity. No type, ``Entity`` or ``Text`` fits anything."""
+    if kind is None or not type_name or type_name in {"Entity", "Text"}:
+        return False
+    return type_name in _TIME_OR_NUMBER if kind == "place" else type_name not in value_types

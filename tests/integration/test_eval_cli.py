@@ -82,6 +82,14 @@ def test_eval_prints_recall_for_each_method_writes_reports_and_resumes(
     again = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert [m["recall"] for m in again["methods"]] == [m["recall"] for m in data["methods"]]
 
+    # the same database reached at another address (a local server started again on another port
+    # looks the same to the cache): the rows are the database's, not the address's
+    env = _env(test_settings)
+    scheme, rest = str(env["NEO4J_URI"]).split("://", 1)
+    moved = runner.invoke(_app(), args, env=env | {"NEO4J_URI": f"{'neo4j' if scheme == 'bolt' else 'bolt'}://{rest}"})
+    assert moved.exit_code == 0, moved.output
+    assert "resuming: 6 of 6 results come from the cache" in moved.output
+
 
 def test_eval_answers_with_the_llm_given_by_llm(preloaded: Database, test_settings: Settings, tmp_path: Path) -> None:
     replies = tmp_path / "replies.json"

@@ -298,6 +298,42 @@ def test_a_step_reading_an_earlier_result_asks_with_its_name(graph: Database, em
     assert asked[False] == "Sub-question: How many trawlers shelter in that town's harbour?"
 
 
+BIRTHPLACE_AS_DATE = plan("""\
+Step1: Where was Ada Pembroke born?
+Action1: Retrieval(s=s1:Person[`Ada Pembroke`], p=p1:birthDate, o=o1:Date)
+Action2: Output(o1)""")
+
+
+def answers_what_it_is_told_to_expect(prompt: str) -> dict[str, Any]:
+    """A reader that follows the type hint over the question: a year when told to expect a date."""
+    for line in prompt.splitlines():
+        if line.startswith("[") and "born in Kestrel Bay" in line:
+            answer = "1839" if "Expected answer: a date" in prompt else "Kestrel Bay"
+            return {"answer": answer, "evidence": [int(line[1 : line.index("]")])]}
+    return {"answer": ""}
+
+
+def test_a_step_whose_words_ask_for_a_place_is_answered_with_one_though_the_plan_says_date(
+    graph: Database, embedder: HashingEmbedder
+) -> None:
+    for words, expected in ((True, "Kestrel Bay"), (False, "1839")):
+        router = Router(plan=[BIRTHPLACE_AS_DATE], subanswer=[answers_what_it_is_told_to_expect])
+        config = SolverConfig(words_over_type=words, max_rounds=0)
+        answer = KAG(graph, router.llm, embedder, config=config).ask("Where was Ada Pembroke born?", trace=False)
+        hinted = [prompt for kind, prompt in zip(router.kinds, router.prompts, strict=True)
+                  if kind == "subanswer" and "Expected answer:" in prompt]
+        assert answer.answer == expected, f"words_over_type={words}"
+        step = next(s for s in answer.steps if s.op == "Retrieval")
+        linked = {u.id for u in step.used if u.kind == "Entity"}
+        if words:
+            assert not hinted, "the sub-answer is not told to expect a date for a 'where' question"
+            assert "town:kestrel" in linked, "the place is linked to the graph's town"
+            assert "asks for a place, the plan for a Date" in step.note
+        else:
+            assert hinted and "Expected answer: a date" in hinted[0]
+            assert "town:kestrel" not in linked
+
+
 def test_a_step_naming_a_document_reads_it_though_no_entity_has_that_name(
     graph: Database, embedder: HashingEmbedder
 ) -> None:

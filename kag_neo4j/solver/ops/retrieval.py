@@ -60,7 +60,7 @@ from kag_neo4j.solver.matching import (
 from kag_neo4j.solver.memory import Item
 from kag_neo4j.solver.results import KGFact, StepRecord, Used
 from kag_neo4j.solver.runtime import Runtime
-from kag_neo4j.solver.sub_question import Reference, spell_out
+from kag_neo4j.solver.sub_question import Reference, asked_kind, contradicts, spell_out
 from kag_neo4j.solver.validate import GENERIC_TYPE, ValidatedPlan
 from kag_neo4j.solver.values import parse_date, parse_number
 from kag_neo4j.store.keys import predicate_key
@@ -323,6 +323,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     # the free end is what the step looks for; with both ends known the step checks a relation
     target = o if o.kind == "free" else s if s.kind == "free" else None
     value_types = plan.value_types
+    target_type = _answer_type(ctx, target)
 
     for end in (s, o):  # a named end is bound to what it linked to
         if end.kind == "named":
@@ -339,15 +340,15 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
             asked = None if predicate else question
             record.note += f"anchored on {len(mentioned)} entities the question names; "
 
+    other_type = None if other is None else target_type if other is target else other.element.type
     candidates: list[_Candidate] = []
     if anchor is not None and other is not None:
-        expected = _entity_type(other.element.type, plan) if other.kind == "free" else None
+        expected = _entity_type(other_type, plan) if other.kind == "free" else None
         candidates = _hop_candidates(rt, record, op, anchor, other, predicate, asked=asked, expected_type=expected)
-        if anchor.role == "s" and other.kind == "free" and (other.element.type in value_types or other.element.type is None):
+        if anchor.role == "s" and other.kind == "free" and (other_type in value_types or other_type is None):
             candidates += _property_candidates(rt, record, anchor, predicate)
     candidates.sort(key=lambda c: (-c.similarity, not c.forward, -c.fact.confidence))
 
-    other_type = other.element.type if other is not None else None
     strong = [
         c
         for c in candidates
@@ -407,7 +408,7 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     def sub_answer(stage: str, not_answers: list[str]) -> SubAnswerResponse:
         messages = build_subanswer_messages(
             question, language=rt.language, known=rt.memory.known(reads), facts=facts,
-            passages=[chunk.passage() for chunk in chunks], expected_type=target.element.type if target else None,
+            passages=[chunk.passage() for chunk in chunks], expected_type=target_type,
             not_answers=not_answers, budget=rt.config.budget,
         )
         try:
@@ -443,7 +444,6 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     if target is None:
         ctx.bind(op.p.alias, [Item(value=response.answer.strip())], record.source)
         return
-    target_type = target.element.type
     if target_type and (target_type in value_types):
         written = " ".join(response.answer.split())[:300]
         value = _normalise_value(written, target_type)
@@ -451,6 +451,18 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     else:
         item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
     ctx.bind(target.element.alias, [item], record.source)
+
+
+def _answer_type(ctx: ActionContext, target: End | None) -> str | None:
+    """The type of the step's answer: the plan's, unless the sub-question's words ask a place or a
+    time that type cannot be ("Where was that director born?" over ``o2:Date``); then none for a
+    place (the answer is linked like an entity) and ``Date`` for a time."""
+    planned = target.element.type if target is not None else None
+    kind = asked_kind(ctx.question)
+    if not ctx.rt.config.words_over_type or not contradicts(kind, planned, ctx.plan.value_types):
+        return planned
+    ctx.record.note += f"the sub-question asks for a {kind}, the plan for a {planned}: answered as the words ask; "
+    return "Date" if kind == "time" else None
 
 
 def _references(ends: tuple[End, End], definitions: Mapping[str, AliasSite]) -> list[Reference]:
