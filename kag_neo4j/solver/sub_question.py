@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kag_neo4j.solver.matching import DATE_TYPES, NUMBER_TYPES
+from kag_neo4j.solver.validate import GENERIC_TYPE
+
 __all__ = ["AskedKind", "Reference", "asked_kind", "contradicts", "spell_out"]
 
 AskedKind = Literal["place", "time"]
@@ -79,7 +82,7 @@ _KINDS: tuple[tuple[AskedKind, re.Pattern[str]], ...] = (
     ("time", re.compile(r"什么时候|何时|哪一?年|哪一?天")),
 )
 #: plan types no place can be
-_TIME_OR_NUMBER = frozenset({"Year", "Date", "Time", "Integer", "Float", "Number", "Money", "Percent", "Duration"})
+_TIME_OR_NUMBER = DATE_TYPES | NUMBER_TYPES
 
 
 def asked_kind(question: str) -> AskedKind | None:
@@ -94,6 +97,6 @@ def asked_kind(question: str) -> AskedKind | None:
 def contradicts(kind: AskedKind | None, type_name: str | None, value_types: frozenset[str] | set[str]) -> bool:
     """Whether an answer of ``type_name`` cannot be what a question of ``kind`` asks: a place typed
     as a date or number, a time typed as an entity. No type, ``Entity`` or ``Text`` fits anything."""
-    if kind is None or not type_name or type_name in {"Entity", "Text"}:
+    if kind is None or not type_name or type_name in {GENERIC_TYPE, "Text"}:
         return False
     return type_name in _TIME_OR_NUMBER if kind == "place" else type_name not in value_types
