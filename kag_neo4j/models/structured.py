@@ -108,7 +108,7 @@ def closed_prefixes(text: str, *, limit: int = 16) -> Iterator[str]:
     for end, closing in reversed(cuts):
         candidate = text[start:end] + closing
         try:
-            json.loads(candidate)
+            json.loads(candidate, strict=False)
         except json.JSONDecodeError:
             continue
         yield candidate
@@ -123,7 +123,8 @@ def close_truncated(text: str) -> str | None:
 
 
 def loads_lenient(text: str) -> Any:
-    """Parse JSON from a model reply: tolerates code fences, prose around it and trailing commas.
+    """Parse JSON from a model reply: tolerates code fences, prose around it, trailing commas and raw
+    control characters (tabs, line breaks) inside strings.
 
     Raises :class:`InvalidOutput` when no JSON value can be recovered.
     """
@@ -140,7 +141,9 @@ def loads_lenient(text: str) -> Any:
     for candidate in candidates:
         for variant in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
             try:
-                return json.loads(variant)
+                # strict=False: a raw tab or line break inside a string (a small model copying the
+                # passage's layout) is read as itself, not rejected as an invalid control character
+                return json.loads(variant, strict=False)
             except json.JSONDecodeError as exc:
                 first_error = first_error or exc
     detail = f" ({first_error.msg} at line {first_error.lineno} column {first_error.colno})" if first_error else ""

@@ -29,6 +29,13 @@ def test_loads_lenient_recovers_json(text: str) -> None:
     assert loads_lenient(text) == {"a": 1}
 
 
+def test_loads_lenient_reads_raw_tabs_and_line_breaks_inside_strings() -> None:
+    # a small model copies the passage's layout into a value; strict JSON rejects it as a control character
+    assert loads_lenient('{"entities": [["Clause", "clause", "the process by\t\nwhich"]]}') == {
+        "entities": [["Clause", "clause", "the process by\t\nwhich"]]
+    }
+
+
 def test_loads_lenient_keeps_braces_inside_strings() -> None:
     assert loads_lenient('note: {"a": "x } y", "b": [1, 2]} end') == {"a": "x } y", "b": [1, 2]}
 
