@@ -1,4 +1,4 @@
-// hybrid_retrieval_local v5 — hybrid_retrieval (v6) with its Personalized PageRank computed in plain Cypher
+// hybrid_retrieval_local v6 — hybrid_retrieval (v6) with its Personalized PageRank computed in plain Cypher
 // over the seeds' neighbourhood instead of by GDS over the whole projection: the ranking backend 'cypher'
 // (kag_neo4j.solver.retrieval.RetrievalConfig.ppr_backend), and the only one on a Neo4j without GDS.
 // Everything but the PPR block is hybrid_retrieval.cypher's text (a unit test keeps the two in step).
@@ -50,7 +50,8 @@ CALL (dense, linked, titled) {
                             WHERE NOT chunk IN titled] AS seeds
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   // local Personalized PageRank in plain Cypher (docs/scaling.md): the reset mass (1 / |seeds| on
-  // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher),
+  // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher:
+  // MENTIONED_IN and TITLE_ANCHOR; anchors kept as relationships cost 20% less than looked up at each hop),
   // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most
   // mass or, with $ppr_frontier_per_degree, the most mass per relationship (what a push gives each neighbour; the
   // order of push-style local PageRank, which pushes the nodes whose mass / degree is largest).
@@ -65,18 +66,8 @@ CALL (dense, linked, titled) {
     UNWIND CASE WHEN $ppr_hops > 0 THEN frontier0 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
     WHERE $ppr_hops > 1 OR node:Entity  // the last push only moves mass onto chunks
-    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
-      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
-      RETURN next
-      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
-      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
-      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
-      RETURN next
-      UNION ALL  // and back: chunk -> the entities its document's title names
-      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
-      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
-      RETURN next
-    }
+    // the relationships of the projection (procedures/project_graph.cypher v3): mentions and title anchors
+    MATCH (node)-[:MENTIONED_IN|TITLE_ANCHOR]-(next) WHERE next:Entity OR next:Chunk
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -89,18 +80,8 @@ CALL (dense, linked, titled) {
     UNWIND CASE WHEN $ppr_hops > 1 THEN frontier1 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
     WHERE $ppr_hops > 2 OR node:Entity  // the last push only moves mass onto chunks
-    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
-      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
-      RETURN next
-      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
-      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
-      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
-      RETURN next
-      UNION ALL  // and back: chunk -> the entities its document's title names
-      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
-      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
-      RETURN next
-    }
+    // the relationships of the projection (procedures/project_graph.cypher v3): mentions and title anchors
+    MATCH (node)-[:MENTIONED_IN|TITLE_ANCHOR]-(next) WHERE next:Entity OR next:Chunk
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -113,18 +94,8 @@ CALL (dense, linked, titled) {
     UNWIND CASE WHEN $ppr_hops > 2 THEN frontier2 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
     WHERE $ppr_hops > 3 OR node:Entity  // the last push only moves mass onto chunks
-    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
-      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
-      RETURN next
-      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
-      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
-      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
-      RETURN next
-      UNION ALL  // and back: chunk -> the entities its document's title names
-      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
-      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
-      RETURN next
-    }
+    // the relationships of the projection (procedures/project_graph.cypher v3): mentions and title anchors
+    MATCH (node)-[:MENTIONED_IN|TITLE_ANCHOR]-(next) WHERE next:Entity OR next:Chunk
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -137,18 +108,8 @@ CALL (dense, linked, titled) {
     UNWIND CASE WHEN $ppr_hops > 3 THEN frontier3 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
     WHERE $ppr_hops > 4 OR node:Entity  // the last push only moves mass onto chunks
-    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
-      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
-      RETURN next
-      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
-      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
-      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
-      RETURN next
-      UNION ALL  // and back: chunk -> the entities its document's title names
-      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
-      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
-      RETURN next
-    }
+    // the relationships of the projection (procedures/project_graph.cypher v3): mentions and title anchors
+    MATCH (node)-[:MENTIONED_IN|TITLE_ANCHOR]-(next) WHERE next:Entity OR next:Chunk
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -161,18 +122,8 @@ CALL (dense, linked, titled) {
     UNWIND CASE WHEN $ppr_hops > 4 THEN frontier4 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
     WHERE $ppr_hops > 5 OR node:Entity  // the last push only moves mass onto chunks
-    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
-      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
-      RETURN next
-      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
-      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
-      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
-      RETURN next
-      UNION ALL  // and back: chunk -> the entities its document's title names
-      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
-      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
-      RETURN next
-    }
+    // the relationships of the projection (procedures/project_graph.cypher v3): mentions and title anchors
+    MATCH (node)-[:MENTIONED_IN|TITLE_ANCHOR]-(next) WHERE next:Entity OR next:Chunk
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass
@@ -185,18 +136,8 @@ CALL (dense, linked, titled) {
     UNWIND CASE WHEN $ppr_hops > 5 THEN frontier5 ELSE [] END AS visit
     WITH visit.node AS node, visit.mass AS mass
     WHERE $ppr_hops > 6 OR node:Entity  // the last push only moves mass onto chunks
-    CALL (node) {  // the relationships of the projection (procedures/project_graph.cypher v2)
-      MATCH (node)-[:MENTIONED_IN]-(next) WHERE next:Entity OR next:Chunk
-      RETURN next
-      UNION ALL  // title anchors: entity -> the chunks of the document titled by its name
-      MATCH (next:Chunk)-[:PART_OF]->(:Document {title_key: node.name_key})
-      WHERE node:Entity AND node.name_key <> '' AND NOT (node)-[:MENTIONED_IN]->(next)
-      RETURN next
-      UNION ALL  // and back: chunk -> the entities its document's title names
-      MATCH (node:Chunk)-[:PART_OF]->(d:Document) WHERE d.title_key <> ''
-      MATCH (next:Entity {name_key: d.title_key}) WHERE NOT (next)-[:MENTIONED_IN]->(node)
-      RETURN next
-    }
+    // the relationships of the projection (procedures/project_graph.cypher v3): mentions and title anchors
+    MATCH (node)-[:MENTIONED_IN|TITLE_ANCHOR]-(next) WHERE next:Entity OR next:Chunk
     WITH node, mass, collect(next) AS nexts  // one entry per relationship: the degree GDS divides by
     UNWIND nexts AS next
     WITH next, sum($damping * mass / size(nexts)) AS mass

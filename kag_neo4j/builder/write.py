@@ -3,7 +3,8 @@
 * One write transaction per *slice* of at most ``batch_size`` chunks (a slice may hold many
   small documents, or part of a large one). Inside it, one ``UNWIND`` statement per kind of
   row: documents, entities (one templated statement per label set), events, chunks with their
-  ``MENTIONED_IN`` edges, ``NEXT``, facts (one per relationship type), concepts, concept links.
+  ``MENTIONED_IN`` edges, the title anchors (``TITLE_ANCHOR``) of those chunks and entities, ``NEXT``, facts
+  (one per relationship type), concepts, concept links.
   The rows of the next slice are built in a thread while a transaction runs; rows that would
   change nothing (an entity already written with the same names and labels) are not sent.
 * Idempotent: nodes and edges are ``MERGE``\\ d on their keys; provenance lists (``chunk_ids``,
@@ -445,6 +446,10 @@ def write_rows(tx: Transaction, rows: SliceRows, *, lease: Lease | None = None, 
     check_endpoints(tx, rows.endpoints())
     if rows.chunks:  # with the MENTIONED_IN edges of each chunk
         _run(tx, query("builder/merge_chunks"), rows=rows.chunks)
+    entity_ids = [row["id"] for label_rows in rows.entities.values() for row in label_rows]
+    if rows.chunks or entity_ids:  # the title anchors of the chunks and entities written (after their mentions)
+        _run(tx, query("builder/merge_title_anchors"), chunk_ids=[row["id"] for row in rows.chunks],
+             entity_ids=entity_ids)
     if rows.next:
         _run(tx, query("builder/merge_next"), rows=rows.next)
     for (rel_type, source_kind, target_kind), fact_rows in sorted(rows.facts.items(), key=lambda item: str(item[0])):

@@ -17,9 +17,10 @@ one step; a node's mass is split evenly over its relationships). The local versi
 * scores a node by ``Σ_t r_t(v)`` (the constant ``1 - d`` left out: ranks are what matter);
 * only chunks are ranked, so the last push moves mass onto chunks only (``ranked``).
 
-The graph is the one PageRank's projection holds (``procedures/project_graph.cypher`` v2): Entity and
-Chunk nodes joined, both ways, by the mutual index (``MENTIONED_IN``) and by title anchors (an entity
-whose ``name_key`` is a document's ``title_key`` and that document's chunks).
+The graph is the one PageRank's projection holds (``procedures/project_graph.cypher`` v3): Entity and
+Chunk nodes joined, both ways, by the mutual index (``MENTIONED_IN``) and by title anchors (``TITLE_ANCHOR``:
+an entity whose ``name_key`` is a document's ``title_key`` and that document's chunks, written by the
+builder, ``cypher/builder/merge_title_anchors.cypher``).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ RESERVED_LABELS = frozenset(
 #: Relationship types kag-neo4j itself uses; schema predicates may not take them.
 RESERVED_RELATIONSHIP_TYPES = frozenset(
     {
-        "PART_OF", "NEXT", "MENTIONED_IN", "RELATED", "BELONGS_TO",
+        "PART_OF", "NEXT", "MENTIONED_IN", "TITLE_ANCHOR", "RELATED", "BELONGS_TO",
         "IS_A", "CONTAINS", "SYNONYM", "CAUSES",
         "HAS_STEP", "USED", "DEPENDS_ON", "CITES",
         "DECLARES", "HAS_PROPERTY", "HAS_RELATION", "INHERITS", "RANGE",

@@ -11,7 +11,6 @@ from kag_neo4j.builder.names import name_key
 from kag_neo4j.errors import EvalError
 from kag_neo4j.eval.datasets import Corpus, QuestionSet, load_corpus, load_questions
 from kag_neo4j.eval.loading import MARKER_KEY, ensure_corpus_loaded, inventory
-from kag_neo4j.solver.mentions import capitalised_mentions
 from kag_neo4j.eval.methods import (
     DEFAULT_METHODS,
     QA_FACTORIES,
@@ -25,8 +24,9 @@ from kag_neo4j.eval.runner import run_eval
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.models.usage import Usage
+from kag_neo4j.solver.mentions import capitalised_mentions
 from kag_neo4j.store.database import Database
-from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.conftest import TEST_DIMENSION, anchor_titles
 
 EVAL_FIXTURES = Path(__file__).parent.parent / "fixtures" / "eval"
 
@@ -59,6 +59,7 @@ def write_light_graph(db: Database, corpus: Corpus, embedder: HashingEmbedder, *
                          for n in names],
         })
     db.write(_LIGHT_GRAPH, rows=rows)
+    anchor_titles(db)
     db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = coalesce(m.version, 0) + 1")
 
 

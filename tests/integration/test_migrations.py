@@ -20,7 +20,7 @@ def _index_names(db: Database) -> set[str]:
 
 def test_core_migration_creates_constraints_and_indexes(empty_db: Database) -> None:
     report = migrations.migrate(empty_db, embedding_dimension=DIM)
-    assert [m.filename for m in report.applied] == ["0001_core.cypher", "0002_name_keys.cypher"]
+    assert [m.filename for m in report.applied] == ["0001_core.cypher", "0002_name_keys.cypher", "0003_title_anchors.cypher"]
     names = _index_names(empty_db)
     assert {"chunk_fulltext", "entity_fulltext", "chunk_embedding", "entity_embedding", "concept_embedding",
             "entity_name_key", "document_title_key"} <= names
@@ -36,7 +36,7 @@ def test_second_run_is_a_no_op(empty_db: Database) -> None:
     before = empty_db.read("MATCH (m:KagMigration) RETURN m.version AS v, toString(m.applied_at) AS at")
     report = migrations.migrate(empty_db, embedding_dimension=DIM)
     assert report.applied == []
-    assert [a.version for a in report.already] == [1, 2]
+    assert [a.version for a in report.already] == [1, 2, 3]
     assert empty_db.read("MATCH (m:KagMigration) RETURN m.version AS v, toString(m.applied_at) AS at") == before
 
 

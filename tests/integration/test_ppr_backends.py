@@ -10,9 +10,13 @@ import pytest
 
 from kag_neo4j.models.hashing import HashingEmbedder
 from kag_neo4j.solver.local_ppr import local_ppr
-from kag_neo4j.solver.retrieval import RetrievalConfig, RetrievalWeights, hybrid_retrieve
+from kag_neo4j.solver.retrieval import (
+    RetrievalConfig,
+    RetrievalWeights,
+    hybrid_retrieve,
+)
 from kag_neo4j.store.database import Database
-from tests.integration.conftest import TEST_DIMENSION
+from tests.integration.conftest import TEST_DIMENSION, anchor_titles
 from tests.integration.test_hybrid_retrieval import embedder, graph  # noqa: F401 - fixtures
 
 PPR_ONLY = RetrievalWeights(dense=0, fulltext=0, ppr=1)
@@ -65,6 +69,7 @@ def random_graph(db: Database) -> tuple[Database, dict[str, list[str]], list[str
     db.write("UNWIND range(0, size($ids) - 2) AS i MATCH (a:Chunk {id: $ids[i]}), (b:Chunk {id: $ids[i + 1]}) "
              "CREATE (a)-[:NEXT]->(b)", ids=chunks)
     db.write("MATCH (c:Chunk {id: 'c00'}), (e:Entity {id: 'e00'}) CREATE (s:KagStep)-[:USED]->(c), (s)-[:USED]->(e)")
+    anchor_titles(db)
     db.write("MERGE (m:KagMeta {key: 'graph'}) SET m.version = 1")
     neighbours: dict[str, list[str]] = defaultdict(list)
     anchors = [(entity, chunk) for chunk, entity in titles.items() if (entity, chunk) not in set(mentions)]
