@@ -98,16 +98,13 @@ _extractor: Any = None  # the LightExtractor, built on first use
 def _light_ner() -> Callable[[str], list[str]]:
     """The builder's light NER (spaCy / jiagu) as a mention extractor (imported on first use: the
     NER models load lazily and raise a KagError naming the install command when absent)."""
-    from kag_neo4j.builder.extract.light import LITERAL_TYPES, LightExtractor
-    from kag_neo4j.builder.records import ChunkRecord
+    from kag_neo4j.builder.extract.light import LightExtractor
 
     def extract(question: str) -> list[str]:
         global _extractor
         if _extractor is None:
             _extractor = LightExtractor()
-        chunk = ChunkRecord(id="question", document_id="question", text=question, position=0, paragraph=0, index=0)
-        extraction = _extractor.extract(chunk)
-        return [entity.name for entity in extraction.entities if entity.type not in LITERAL_TYPES]
+        return _extractor.names(question)
 
     return extract
 

@@ -60,6 +60,21 @@ def test_english_chunks_are_batched_and_keep_their_order() -> None:
     assert "Tim Cook" in {e.name for e in results[2].entities}
 
 
+def test_names_are_the_things_extract_finds_without_the_literals() -> None:
+    questions = [
+        ENGLISH,
+        "Who was born first, the director of Chinatown or the wife of Barack Obama?",
+        "When did the mother of Queen Victoria die, and where did she live in 1819?",
+        "Which company hired Tim Cook in March 1998 for 2 million dollars?",
+    ]
+    extractor = LightExtractor()
+    for question in questions:
+        (result,) = extractor.extract_many([chunk(question)]).extractions
+        things = [e.name for e in result.entities if e.type not in {"Date", "Number"}]
+        assert extractor.names(question) == things
+    assert extractor.names(ENGLISH) == ["Cristiano Ronaldo", "Real Madrid", "Madrid", "Spain"]
+
+
 @pytest.mark.slow  # loads jiagu's segmentation, POS, NER and relation models (about 6 s)
 def test_chinese_entities_dates_and_relations() -> None:
     english, result = LightExtractor().extract_many([chunk(ENGLISH, "e#0#0"), chunk(CHINESE)]).extractions
