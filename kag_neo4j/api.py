@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from neo4j.exceptions import DriverError, Neo4jError
 
+from kag_neo4j.errors import MigrationError
 from kag_neo4j.models.base import LLM, Embedder
 from kag_neo4j.solver.question_search import SearchResult, search
 from kag_neo4j.solver.results import Answer
@@ -31,6 +32,7 @@ from kag_neo4j.solver.retrieval import RankedList
 from kag_neo4j.solver.runtime import SolverConfig
 from kag_neo4j.solver.solve import Mode, Solver
 from kag_neo4j.solver.trace import TraceView, read_trace, write_trace
+from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ class KAG:
         self.embedder = embedder
         self.solver = Solver(db, llm, embedder, config, ranked_lists=ranked_lists)
         self._owns_db = owns_db
+        self._graph_warnings: list[str] | None = None
 
     @classmethod
     def from_settings(
@@ -108,6 +111,7 @@ class KAG:
         ``mode="iterative"`` plans one step at a time from the results known so far.
         """
         answer = self.solver.solve(question, mode=mode, language=language)
+        answer.warnings.extend(self.graph_warnings())
         if trace:
             self._store_trace(answer)
         return answer
@@ -121,7 +125,25 @@ class KAG:
         (e.g. no GDS). The question's entity mentions seed PageRank. The custom
         ``ranked_lists`` given to :class:`KAG` are fused in (as in every retrieval of ``ask``).
         """
-        return search(self.db, self.embedder, question, k=k, recipe_name=recipe, extra_lists=self.solver.ranked_lists)
+        found = search(self.db, self.embedder, question, k=k, recipe_name=recipe, extra_lists=self.solver.ranked_lists)
+        found.warnings.extend(self.graph_warnings())
+        return found
+
+    def graph_warnings(self) -> list[str]:
+        """What answers lose on this graph because it was written by an older kag-neo4j: the migrations
+        it has not had (read once per KAG; ``kag-neo4j migrate`` applies them, ``load`` does too)."""
+        if self._graph_warnings is None:
+            try:
+                pending = migrations.plan(self.db).pending
+            except MigrationError as exc:  # a migration file changed after it was applied: say so
+                self._graph_warnings = [str(exc)]
+            else:
+                names = ", ".join(migration.filename for migration in pending)
+                self._graph_warnings = [(
+                    f"this graph has not had migration(s) {names} of this kag-neo4j, and answers miss what they "
+                    "add (0003: the title anchors PageRank walks); run `kag-neo4j migrate`"
+                )] if pending else []
+        return list(self._graph_warnings)
 
     def _store_trace(self, answer: Answer) -> None:
         """Write the run; on failure keep the answer, without a run id, and say why."""

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from kag_neo4j.api import KAG
 from kag_neo4j.builder.delete import delete_document
 from kag_neo4j.builder.pipeline import LoadOptions, load
 from kag_neo4j.builder.records import SourceDocument
 from kag_neo4j.config import Settings
 from kag_neo4j.models.hashing import HashingEmbedder
+from kag_neo4j.models.scripted import ScriptedLLM
 from kag_neo4j.resources import resource_dir
 from kag_neo4j.store import migrations
 from kag_neo4j.store.database import Database
@@ -106,8 +108,12 @@ def test_migration_0003_anchors_a_graph_written_before_it(db: Database, tmp_path
         MERGE (m:KagMeta {key: 'graph'}) SET m.version = 4
         """)
     assert _pairs(db, _KEPT) == set()
+    embedder = HashingEmbedder(TEST_DIMENSION)
+    behind = KAG(db, ScriptedLLM([]), embedder).search("Where is Paris?", recipe="dense")
+    assert [w for w in behind.warnings if "0003_title_anchors.cypher" in w and "kag-neo4j migrate" in w]
     report = migrations.migrate(db, embedding_dimension=TEST_DIMENSION)
     assert [m.filename for m in report.applied] == ["0003_title_anchors.cypher"]
+    assert KAG(db, ScriptedLLM([]), embedder).search("Where is Paris?", recipe="dense").warnings == []
     assert _pairs(db, _KEPT) == _pairs(db, _DEFINED) == {("paris", "paris#1"), ("rome", "rome#0"), ("rome", "rome#1")}
     assert db.read("MATCH (m:KagMeta {key: 'graph'}) RETURN m.version AS v")[0]["v"] == 5, \
         "the graph version moves, so no GDS projection of the graph without anchors is reused"
