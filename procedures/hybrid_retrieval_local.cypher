@@ -51,7 +51,7 @@ CALL (dense, linked, titled) {
   WHERE size(seeds) > 0 AND $weights.ppr > 0
   // local Personalized PageRank in plain Cypher (docs/scaling.md): the reset mass (1 / |seeds| on
   // each seed) is pushed along the relationships PageRank's projection holds (procedures/project_graph.cypher:
-  // MENTIONED_IN and TITLE_ANCHOR; anchors kept as relationships cost 20% less than looked up at each hop),
+  // MENTIONED_IN and TITLE_ANCHOR; anchors kept as relationships: 12% less time than looked up at each hop),
   // damped by $damping at each hop, for $ppr_hops hops (at most 6); each hop keeps the $ppr_frontier nodes with the most
   // mass or, with $ppr_frontier_per_degree, the most mass per relationship (what a push gives each neighbour; the
   // order of push-style local PageRank, which pushes the nodes whose mass / degree is largest).

@@ -375,7 +375,7 @@ class LightExtractor:
     def names(self, text: str) -> list[str]:
         """The names of the things ``text`` mentions (literals left out), as :meth:`extract` finds them.
         English runs spaCy's NER alone: it has its own token vectors, so the tagger, parser and lemmatizer
-        change none of its entities, and a question is read in a third of the time (2.3 against 6.0 ms)."""
+        change none of its entities, and a question is read in 2.7 instead of 6.5 ms (p50, the 200 dev questions)."""
         if self._language(text) != "en":
             chunk = ChunkRecord(id="text", document_id="text", text=text, position=0, paragraph=0, index=0)
             entities = self.extract(chunk).entities
