@@ -173,15 +173,13 @@ def parse_level(text: str) -> tuple[str, str, int]:
 def replicate(db: Database, present: int, copies: int, noise: float) -> None:
     """Grow the graph from ``present`` to ``copies`` copies of the corpus (only adds: deleting
     vectors would change the approximate nearest-neighbour index the next level measures)."""
-    from kag_neo4j.builder.write import bump_graph_version
+    from kag_neo4j.builder.write import anchor_titles, bump_graph_version
 
     for replica in range(present, copies):
         for part in ("documents", "entities", "mentions", "facts"):
             db.auto_commit(cypher.query(f"eval/bench_replicate_{part}"), replica=replica, noise=noise)
     if copies > present:  # the replicas' title anchors, as the builder writes them
-        chunk_ids = [row["id"] for row in db.read("MATCH (c:Chunk) WHERE c.replica_of IS NOT NULL RETURN c.id AS id")]
-        for start in range(0, len(chunk_ids), 2000):
-            db.write(cypher.query("builder/merge_title_anchors"), chunk_ids=chunk_ids[start:start + 2000], entity_ids=[])
+        anchor_titles(db, [row["id"] for row in db.read("MATCH (c:Chunk) WHERE c.replica_of IS NOT NULL RETURN c.id AS id")])
         bump_graph_version(db, "benchmark replicas")
 
 

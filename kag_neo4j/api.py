@@ -141,7 +141,7 @@ class KAG:
                 names = ", ".join(migration.filename for migration in pending)
                 self._graph_warnings = [(
                     f"this graph has not had migration(s) {names} of this kag-neo4j, and answers miss what they "
-                    "add (0003: the title anchors PageRank walks); run `kag-neo4j migrate`"
+                    "add; run `kag-neo4j migrate`"
                 )] if pending else []
         return list(self._graph_warnings)
 

@@ -587,6 +587,15 @@ def bump_graph_version(db: Database, reason: str) -> int:
     return int(rows[0]["version"])
 
 
+def anchor_titles(db: Database, chunk_ids: Sequence[str], entity_ids: Sequence[str] = (), *, batch: int = 2000) -> None:
+    """Write the title anchors of ``chunk_ids`` and ``entity_ids`` (``builder/merge_title_anchors``) for
+    graph changes made outside the builder (fixtures, benchmarks); the builder's own transactions
+    write them with their chunks and entities (:func:`write_rows`)."""
+    for start in range(0, max(len(chunk_ids), len(entity_ids)), batch):
+        db.write(query("builder/merge_title_anchors"), chunk_ids=list(chunk_ids[start:start + batch]),
+                 entity_ids=list(entity_ids[start:start + batch]))
+
+
 def graph_counts(db: Database) -> dict[str, int]:
     """Node and edge counts of the knowledge graph."""
     rows = db.read(query("builder/graph_counts"))

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from kag_neo4j.builder import write
 from kag_neo4j.config import Settings
 from kag_neo4j.store import migrations
-from kag_neo4j.store.cypher import query
 from kag_neo4j.store.database import Connection, Database
 from kag_neo4j.store.reset import claim_database, reset_database
 
@@ -31,9 +31,10 @@ TEST_DIMENSION = 384
 
 def anchor_titles(db: Database) -> None:
     """The title anchors (``TITLE_ANCHOR``) of a graph a test wrote in plain Cypher, as the builder writes them."""
-    db.write(query("builder/merge_title_anchors"),
-             chunk_ids=[row["id"] for row in db.read("MATCH (c:Chunk) RETURN c.id AS id")],
-             entity_ids=[row["id"] for row in db.read("MATCH (e:Entity) RETURN e.id AS id")])
+    write.anchor_titles(db, [row["id"] for row in db.read("MATCH (c:Chunk) RETURN c.id AS id")],
+                        [row["id"] for row in db.read("MATCH (e:Entity) RETURN e.id AS id")])
+
+
 #: holds True when this session started the server itself (a container or the ``pytest`` instance)
 _OWNED_SERVER: list[bool] = []
 
