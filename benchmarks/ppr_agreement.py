@@ -2,7 +2,7 @@
 
     export KAG_EMBEDDER=e5
     python benchmarks/ppr_agreement.py musique --limit 50 --data-dir ../shared/benchmarks
-    python benchmarks/ppr_agreement.py 2wiki --hops 2,3,4 --frontier 100,200
+    python benchmarks/ppr_agreement.py 2wiki --hops 2,3,4 --frontier 100,200 --last-frontier 0,200
 
 Read-only (it never writes). For each question it seeds with the mentions' keys as ``KAG.search`` does, then
 asks both backends for the PPR list alone (weights dense 0, fulltext 0, ppr 1; the same seeds,
@@ -32,18 +32,21 @@ from kag_neo4j.store.database import Database
 
 def variants_for(
     k: int, hops: list[int], frontiers: list[int], orders: tuple[bool, ...] | None = None,
+    last_frontiers: list[int] | None = None,
 ) -> dict[str, RetrievalConfig]:
-    """GDS (the reference), dense (for scale) and the local PageRank per hop count, frontier size and
-    frontier order (``orders``: ``ppr_frontier_per_degree`` values, the recipe's when None; named
-    ``/deg`` and ``/mass``)."""
+    """GDS (the reference), dense (for scale) and the local PageRank per hop count, frontier size, frontier
+    before the last push (``last_frontiers``, the recipe's when None; 0: the frontier's size) and frontier
+    order (``orders``: ``ppr_frontier_per_degree`` values, the recipe's when None; named ``/deg`` and ``/mass``)."""
     base = RECIPES["hybrid"].model_copy(update={"k": k, "k_ppr": k, "weights": RetrievalWeights(dense=0, fulltext=0, ppr=1)})
     variants = {"gds": base.model_copy(update={"ppr_backend": "gds"}),
                 "dense (for scale)": RECIPES["dense"].model_copy(update={"k": k})}
     for h in hops or [base.ppr_hops]:
         for f in frontiers or [base.ppr_frontier]:
-            for per_degree in orders or (base.ppr_frontier_per_degree,):
-                variants[f"cypher h{h} f{f} " + ("/deg" if per_degree else "/mass")] = base.model_copy(update={
-                    "ppr_backend": "cypher", "ppr_hops": h, "ppr_frontier": f, "ppr_frontier_per_degree": per_degree})
+            for last in [width or f for width in last_frontiers or [base.ppr_last_frontier]]:
+                for per_degree in orders or (base.ppr_frontier_per_degree,):
+                    variants[f"cypher h{h} f{f} l{last} " + ("/deg" if per_degree else "/mass")] = base.model_copy(update={
+                        "ppr_backend": "cypher", "ppr_hops": h, "ppr_frontier": f, "ppr_last_frontier": last,
+                        "ppr_frontier_per_degree": per_degree})
     return variants
 
 
@@ -95,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--hops", default="", help="comma-separated hop counts to compare (default: the recipe's)")
     parser.add_argument("--frontier", default="", help="comma-separated frontier sizes (default: the recipe's)")
+    parser.add_argument("--last-frontier", default="", help=(
+        "comma-separated sizes of the frontier before the last push (default: the recipe's; 0: the frontier's)"))
     parser.add_argument("--per-degree", choices=("recipe", "off", "on", "both"), default="recipe", help=(
         "keep each hop's frontier as the recipe does, by mass (off), by mass per relationship (on), or compare both"))
     parser.add_argument("--data-dir", type=Path, default=None)
@@ -105,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q.question for q in load_questions(files.questions, limit=args.limit).questions]
     variants = variants_for(args.k, [int(h) for h in args.hops.split(",") if h],
                             [int(f) for f in args.frontier.split(",") if f],
-                            {"recipe": None, "off": (False,), "on": (True,), "both": (False, True)}[args.per_degree])
+                            {"recipe": None, "off": (False,), "on": (True,), "both": (False, True)}[args.per_degree],
+                            [int(f) for f in args.last_frontier.split(",") if f])
     with Database.connect(settings) as db:
         rows = agreement(db, embedder, questions, variants)
     print(f"\n{args.dataset}, {len(questions)} questions\n")

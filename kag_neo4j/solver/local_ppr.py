@@ -9,7 +9,8 @@ PPR with damping ``d`` and reset vector ``s`` (``1 / |seeds|`` on each seed) is 
 one step; a node's mass is split evenly over its relationships). The local version:
 
 * pushes the mass ``hops`` times: ``r_0 = s``, ``r_{t+1}(v) = Σ_{u ~ v} d · r_t(u) / deg(u)``;
-* after each push keeps only the ``frontier`` nodes with the most mass (ties: node key order), so
+* after each push keeps only the ``frontier`` nodes with the most mass (ties: node key order;
+  ``last_frontier`` nodes after the push before the last one, when given), so
   its cost is bounded by the seeds' neighbourhood, not by the graph; with ``mentions`` (each node's
   ``MENTIONED_IN`` relationships, ``RetrievalConfig.ppr_frontier_per_degree``) the nodes with the most
   ``mass / (mentions + 1)``: what a push would give each of their neighbours, the order in which
@@ -33,7 +34,7 @@ __all__ = ["local_ppr"]
 
 def local_ppr(
     neighbours: Mapping[str, Sequence[str]], seeds: Sequence[str], *, damping: float, hops: int, frontier: int,
-    ranked: Collection[str] | None = None, mentions: Mapping[str, int] | None = None,
+    ranked: Collection[str] | None = None, mentions: Mapping[str, int] | None = None, last_frontier: int | None = None,
 ) -> dict[str, float]:
     """Scores of the nodes the seeds' mass reaches; ``neighbours[node]`` lists one entry per
     relationship (a node twice for two relationships). With ``ranked`` (the nodes whose scores are
@@ -52,11 +53,12 @@ def local_ppr(
             for other in around:
                 if hop < hops or ranked is None or other in ranked:
                     pushed[other] += damping * mass / len(around)
+        width = last_frontier if last_frontier is not None and hop == hops - 1 else frontier
         if mentions is None:
-            kept = sorted(pushed.items(), key=lambda item: (-item[1], item[0]))[:frontier]
+            kept = sorted(pushed.items(), key=lambda item: (-item[1], item[0]))[:width]
         else:
             per_relationship = {node: mass / (mentions.get(node, 0) + 1) for node, mass in pushed.items()}
-            kept = sorted(pushed.items(), key=lambda item: (-per_relationship[item[0]], item[0]))[:frontier]
+            kept = sorted(pushed.items(), key=lambda item: (-per_relationship[item[0]], item[0]))[:width]
         current = dict(kept)
         for node, mass in current.items():
             scores[node] += mass

@@ -87,7 +87,7 @@ def test_cypher_ppr_follows_its_reference_and_agrees_with_gds(
     embedder = HashingEmbedder(dimension=TEST_DIMENSION)
     for seeds in (["e03"], ["e05", "e11"], ["e00", "e07", "e19"]):
         config = RetrievalConfig(k=10, k_ppr=10, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher",
-                                 ppr_hops=6, ppr_frontier=1000)
+                                 ppr_hops=6, ppr_frontier=1000, ppr_last_frontier=1000)
         local = _ppr_list(db, embedder, seeds, config)
         scores = local_ppr(neighbours, seeds, damping=config.damping, hops=6, frontier=1000, ranked=set(chunks))
         expected = sorted((node for node in scores if node in chunks), key=lambda n: (-scores[n], n))[:10]
@@ -108,7 +108,7 @@ def test_a_frontier_kept_by_mass_per_relationship_follows_its_reference(
     mentions = {row["id"]: row["mentions"] for row in db.read(
         "MATCH (n) WHERE n:Entity OR n:Chunk RETURN n.id AS id, COUNT { (n)-[:MENTIONED_IN]-() } AS mentions")}
     by_degree = RetrievalConfig(k=6, k_ppr=6, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher", ppr_hops=4,
-                                ppr_frontier=4, ppr_frontier_per_degree=True)
+                                ppr_frontier=4, ppr_last_frontier=4, ppr_frontier_per_degree=True)
     differs = 0
     for seeds in (["e03"], ["e05", "e11"], ["e00", "e07", "e19"], ["e02", "e13"]):
         local = _ppr_list(db, embedder, seeds, by_degree)
@@ -119,6 +119,29 @@ def test_a_frontier_kept_by_mass_per_relationship_follows_its_reference(
         by_mass = _ppr_list(db, embedder, seeds, by_degree.model_copy(update={"ppr_frontier_per_degree": False}))
         differs += set(by_mass) != set(local)
     assert differs, "the frontier's order changed no list: the test graph does not exercise it"
+
+
+def test_a_wider_frontier_before_the_last_push_follows_its_reference(
+    random_graph: tuple[Database, dict[str, list[str]], list[str]],
+) -> None:
+    """3 nodes kept a hop but 8 at the hop before the last push: the procedure's list is the reference's,
+    and on some seeds it is not the list of 3 nodes kept at every hop."""
+    db, neighbours, chunks = random_graph
+    embedder = HashingEmbedder(dimension=TEST_DIMENSION)
+    mentions = {row["id"]: row["mentions"] for row in db.read(
+        "MATCH (n) WHERE n:Entity OR n:Chunk RETURN n.id AS id, COUNT { (n)-[:MENTIONED_IN]-() } AS mentions")}
+    wide = RetrievalConfig(k=8, k_ppr=8, dense_seeds=0, weights=PPR_ONLY, ppr_backend="cypher", ppr_hops=4,
+                           ppr_frontier=3, ppr_last_frontier=8)
+    differs = 0
+    for seeds in (["e03"], ["e05", "e11"], ["e00", "e07", "e19"], ["e02", "e13"]):
+        local = _ppr_list(db, embedder, seeds, wide)
+        scores = local_ppr(neighbours, seeds, damping=wide.damping, hops=4, frontier=3, last_frontier=8,
+                           ranked=set(chunks), mentions=mentions)
+        expected = sorted((node for node in scores if node in chunks), key=lambda n: (-scores[n], n))[:8]
+        assert set(local) == set(expected), (seeds, local, expected)
+        narrow = _ppr_list(db, embedder, seeds, wide.model_copy(update={"ppr_last_frontier": 3}))
+        differs += set(narrow) != set(local)
+    assert differs, "the wider frontier changed no list: the test graph does not exercise it"
 
 
 def test_the_last_push_moves_mass_onto_chunks_only(db: Database) -> None:

@@ -95,3 +95,18 @@ def test_the_reference_keeps_the_frontier_by_mass_or_by_mass_per_relationship() 
     by_degree = local_ppr(neighbours, ["s"], damping=0.5, hops=2, frontier=1, ranked=chunks, mentions=mentions)
     assert set(by_degree) == {"s", "r", "t"}
     assert by_degree["r"] < by_mass["h"], "the node kept is the one with less mass"
+
+
+def test_the_reference_widens_the_frontier_before_the_last_push() -> None:
+    """Two hops, one node kept a hop: a and b tie after the first push and the key order keeps a, so the
+    last push reaches a's chunks alone; with two nodes kept before it, b's chunk t, which takes more
+    mass than any of a's, is the one the last push keeps."""
+    from kag_neo4j.solver.local_ppr import local_ppr
+
+    neighbours = {"s": ["a", "b"], "a": ["s", "u", "v"], "b": ["s", "t"], "u": ["a"], "v": ["a"], "t": ["b"]}
+    chunks = {"u", "v", "t"}
+    narrow = local_ppr(neighbours, ["s"], damping=0.5, hops=2, frontier=1, ranked=chunks)
+    wide = local_ppr(neighbours, ["s"], damping=0.5, hops=2, frontier=1, ranked=chunks, last_frontier=2)
+    assert set(narrow) == {"s", "a", "u"}
+    assert set(wide) == {"s", "a", "b", "t"}
+    assert wide["t"] > narrow["u"]
