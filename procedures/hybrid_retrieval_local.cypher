@@ -146,7 +146,7 @@ CALL (dense, linked, titled) {
     WITH next, sum($damping * mass / size(nexts)) AS mass
     ORDER BY CASE WHEN $ppr_frontier_per_degree THEN mass / (COUNT { (next)-[:MENTIONED_IN]-() } + 1) ELSE mass END DESC,
              CASE WHEN $ppr_frontier_per_degree THEN next.id END ASC
-    LIMIT CASE WHEN $ppr_hops = 7 THEN $ppr_last_frontier ELSE $ppr_frontier END
+    LIMIT $ppr_frontier  // the sixth push is always the last: no hop after it to widen for
     RETURN collect({node: next, mass: mass}) AS frontier6
   }
   UNWIND frontier0 + frontier1 + frontier2 + frontier3 + frontier4 + frontier5 + frontier6 AS visit
