@@ -58,7 +58,7 @@ def agreement(db: Database, embedder: Embedder, questions: list[str], variants: 
     for config in variants.values():  # warm-up (projection, plans)
         hybrid_retrieve(db, embedder, questions[0], seed_entity_ids=[], config=config)
     for number, question in enumerate(questions, 1):
-        keys = seed_keys(question_mentions(question))
+        keys = seed_keys(question_mentions(question, ner=RECIPES["hybrid"].question_ner))
         vector = embedder.embed_query(question)
         lists: dict[str, list[str]] = {}
         for name, config in variants.items():

@@ -2,9 +2,10 @@
 
 Each variant is a retrieval recipe (``RetrievalConfig`` overrides), a query-time linking choice
 and a projection, run on the corpus already loaded by ``kag-neo4j eval <dataset>`` (question
-vectors and mentions are computed once and shared by every variant). Prints a Markdown table of
-R@2 / R@5 (first distinct passages, as ``eval``) and each variant's paired difference to dense
-with its bootstrap 95 % interval (``metrics.paired_bootstrap``, 10,000 resamples, seed 0).
+vectors, and the mentions of each mention finder, are computed once and shared by every variant).
+Prints a Markdown table of R@2 / R@5 (first distinct passages, as ``eval``) and each variant's
+paired difference to dense with its bootstrap 95 % interval (``metrics.paired_bootstrap``, 10,000
+resamples, seed 0).
 
     python benchmarks/recall_sweep.py musique --limit 50 --variants dense,default,v1
 
@@ -72,6 +73,9 @@ _FT03 = {"dense": 1.0, "fulltext": 0.3, "ppr": 1.0}
 VARIANTS: dict[str, tuple[str, dict[str, Any], str, str | None]] = {
     "dense": ("dense", {}, "none", None),
     "default": ("hybrid", {}, "keys", None),
+    # the question's mentions from the builder's NER (filled by capitalised spans) instead of capitalised spans alone
+    "default+question_ner": ("hybrid", {"question_ner": True}, "keys", None),
+    "gds+question_ner": ("hybrid-gds", {"question_ner": True}, "keys", None),
     "default-titles": ("hybrid", {"seed_titles": False}, "keys", None),
     # before: the old recipes (hybrid = dense + fulltext 0.3 + PPR), fuzzy links, the v1 projection
     "old_hybrid": ("hybrid", {**_OLD, "weights": _FT03}, "fuzzy1", "v1"),
@@ -155,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     embedder = build_embedder(settings)
     db = Database.connect(settings)
     vectors = [embedder.embed_query(q.question) for q in questions.questions]
-    mentions = [question_mentions(q.question) for q in questions.questions]
-    links: dict[str, list[list[str]]] = {}
+    mentions: dict[bool, list[list[str]]] = {}  # question_ner -> each question's mentions
+    links: dict[tuple[str, bool], list[list[str]]] = {}
     scores: dict[str, list[tuple[float, float]]] = {}
     made: list[str] = []
     try:
@@ -165,13 +169,17 @@ def main(argv: list[str] | None = None) -> int:
             config = recipe(base, args.k).model_copy(update={
                 key: RetrievalWeights(**value) if key == "weights" else value for key, value in overrides.items()})
             _use_projection(db, projection_name, made)
-            if linker not in links:
-                links[linker] = [LINKERS[linker](db, embedder, found) for found in mentions]
+            if config.question_ner not in mentions:
+                mentions[config.question_ner] = [question_mentions(q.question, ner=config.question_ner)
+                                                 for q in questions.questions]
+            found = mentions[config.question_ner]
+            if (linker, config.question_ner) not in links:
+                links[linker, config.question_ner] = [LINKERS[linker](db, embedder, names) for names in found]
             rows = []
             for index, question in enumerate(questions.questions):
-                seeds = links[linker][index] if config.weights.ppr > 0 else []
+                seeds = links[linker, config.question_ner][index] if config.weights.ppr > 0 else []
                 # the product's own linking: the mentions' keys, linked inside the statement (entities and titles)
-                keys = seed_keys(mentions[index]) if linker == "keys" and config.weights.ppr > 0 else []
+                keys = seed_keys(found[index]) if linker == "keys" and config.weights.ppr > 0 else []
                 chunks = hybrid_retrieval(db, embedder, question.question, seed_entity_ids=seeds, seed_keys=keys,
                                           config=config, query_vector=vectors[index]).chunks
                 ranked = [units.get(c.document_id or "", f"document:{c.document_id}") for c in chunks]

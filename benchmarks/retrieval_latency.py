@@ -17,7 +17,9 @@ each against neo4j-graphrag doing the same job in the same run, on the same Neo4
 2. *Retrieval latency* at each ``--level NAME=DATASET[*N]``: the dataset's corpus loaded light
    (the vector cache makes reloads cheap), replicated N times for a synthetic scale-up (chunks,
    entities, mentions and facts copied with new ids; chunk vectors jittered), then every method
-   of ``kag-neo4j eval`` answers the same ``--n-queries`` questions (one untimed warm-up each);
+   of ``kag-neo4j eval`` answers the same ``--n-queries`` questions, after an untimed pass over the
+   first ``--warm-up`` of them (the server plans a statement afresh for parameters of a new shape,
+   1-2 s for the retrieval statements: BENCHMARKS.md, "The 27k tail");
    p50 / p95 / mean per method, and the ratio of each to neo4j-graphrag's retrievers.
 3. *Memory*: this process's peak RSS, Neo4j's heap (JMX) and the GDS projection size per level.
 
@@ -50,6 +52,8 @@ from kag_neo4j.store.database import Database
 DEFAULT_LEVELS = ("1k=hotpotqa", "6k=2wiki", "24k=2wiki*4")
 #: the PageRank chunks the default recipe fuses: the agreement with exact PPR is taken at that depth
 _FUSED_PPR = RECIPES["hybrid"].k_ppr
+#: the slowest questions of each method listed per level (their positions in the run)
+_SLOWEST = 5
 BASELINE_LABELS = {"document_node_label": "BaselineDocument", "chunk_node_label": "BaselineChunk"}
 
 
@@ -192,13 +196,14 @@ def drop_replicas(db: Database) -> None:
 
 
 def measure_level(db: Database, embedder: Embedder, questions: list[str], method_names: list[str],
-                  k: int) -> dict[str, Any]:
+                  k: int, warm_up: int) -> dict[str, Any]:
     ctx = MethodContext(db=db, embedder=embedder, k=k)
     methods = build_methods(method_names, ctx, qa=False)
     timings: dict[str, list[float]] = {m.name: [] for m in methods}
-    for method in methods:  # warm-up: projection, page cache, JIT
-        assert method.retrieve is not None
-        method.retrieve(questions[0])
+    for question in questions[: max(warm_up, 1)]:  # untimed: projection, page cache, the server's query plans
+        for method in methods:
+            assert method.retrieve is not None
+            method.retrieve(question)
     for question in questions:  # interleaved, so no method gets a quieter machine
         for method in methods:
             assert method.retrieve is not None
@@ -207,9 +212,12 @@ def measure_level(db: Database, embedder: Embedder, questions: list[str], method
             timings[method.name].append((time.perf_counter() - started) * 1000)
     rows = {}
     for name, values in timings.items():
+        slowest = sorted(range(len(values)), key=lambda i: values[i], reverse=True)[:_SLOWEST]
         rows[name] = {"p50_ms": round(metrics.percentile(values, 50) or 0, 1),
                       "p95_ms": round(metrics.percentile(values, 95) or 0, 1),
-                      "mean_ms": round(sum(values) / len(values), 1)}
+                      "mean_ms": round(sum(values) / len(values), 1),
+                      # each question's time in the order asked, and the positions of the slowest
+                      "ms": [round(value, 1) for value in values], "slowest": slowest}
     for name, row in rows.items():
         if "dense" in rows and rows["dense"]["p50_ms"] and rows["dense"]["p95_ms"]:
             row["p50_vs_dense"] = round(row["p50_ms"] / rows["dense"]["p50_ms"], 2)
@@ -227,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-latency", action="store_true", help="only the load throughput")
     parser.add_argument("--queries", default="hotpotqa", help="dataset or question file whose questions are timed")
     parser.add_argument("--n-queries", type=int, default=50)
+    parser.add_argument("--warm-up", type=int, default=50, help=(
+        "the first N timed questions are asked untimed first by every method (1: the first one only)"))
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     parser.add_argument("--k", type=int, default=10, help="chunks per query")
     parser.add_argument("--noise", type=float, default=0.02, help="jitter width of replicated chunk vectors")
@@ -294,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             size = db.read(cypher.query("eval/bench_graph_size"))[0]
             print(f"[{name}] {size['chunks']} chunks, {size['entities']} entities "
                   f"(replicas: {time.perf_counter() - started:.0f} s); timing {len(questions)} queries", file=sys.stderr)
-            rows = measure_level(db, embedder, questions, method_names, args.k)
+            rows = measure_level(db, embedder, questions, method_names, args.k, args.warm_up)
             report["latency"].append({"level": name, "dataset": dataset, "copies": copies, **size,
                                       "methods": rows, "memory": memory(db)})
             if args.agreement:
@@ -342,6 +352,12 @@ def markdown(report: dict[str, Any]) -> str:
                       "p50: " + ", ".join(
                           f"{method} {last['methods'][method]['p50_ms'] / first['methods'][method]['p50_ms']:.2f}x"
                           for method in last["methods"] if method in first["methods"] and first["methods"][method]["p50_ms"])]
+        lines += ["", f"The {_SLOWEST} slowest questions of each method (position in the run: ms):", ""]
+        for level in report["latency"]:
+            for method, row in level["methods"].items():
+                if "slowest" in row:  # (reports written before the per-question times have none)
+                    lines.append(f"- {level['level']} {method}: " + ", ".join(
+                        f"#{index + 1}: {row['ms'][index]}" for index in row["slowest"]))
         for level in report["latency"]:
             if "ppr_agreement" in level:
                 from ppr_agreement import markdown as agreement_table

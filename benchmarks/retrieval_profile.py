@@ -5,14 +5,15 @@
         --baseline-procedures /path/to/old/checkout/procedures
 
 Read-only. For each question (one warm-up, then every stage interleaved per question) it times a
-server round trip (``RETURN 1``), the query embedding, the mention extraction (NER), the reads the
-retrieval makes, each retrieval statement with the query vector and seeds given, and
-``KAG.search``'s whole path per recipe — what ``kag-neo4j eval`` times (LLM excluded, query
-embedding included). With ``--baseline-procedures`` (the ``procedures/`` folder of an older
-checkout) it also replays the older path: exact linking in its own read (``entities_by_key``),
-the graph version and the projection list in two reads, then the older statement. Prints
-p50 / p95 / mean ms per stage, each end-to-end path's p50 against dense's, and the database hits
-of the statements (``PROFILE``, summed over the questions).
+server round trip (``RETURN 1``), the query embedding, the mention extraction (capitalised spans,
+and the NER of ``RetrievalConfig.question_ner``), the reads the retrieval makes, each retrieval
+statement with the query vector and seeds given, and ``KAG.search``'s whole path per recipe (and
+the default with ``question_ner``) — what ``kag-neo4j eval`` times (LLM excluded, query embedding
+included). With ``--baseline-procedures`` (the ``procedures/`` folder of an older checkout) it
+also replays the older path: exact linking in its own read (``entities_by_key``), the graph
+version and the projection list in two reads, then the older statement. Prints p50 / p95 / mean
+ms per stage, each end-to-end path's p50 against dense's, and the database hits of the
+statements (``PROFILE``, summed over the questions).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from kag_neo4j.solver.linking import link_exact
 from kag_neo4j.solver.mentions import question_mentions
 from kag_neo4j.solver.projection import current_projection, projection_prefix
 from kag_neo4j.solver.question_search import recipe, search
-from kag_neo4j.solver.retrieval import retrieval_params, seed_keys
+from kag_neo4j.solver.retrieval import RECIPES, retrieval_params, seed_keys
 from kag_neo4j.store import cypher
 from kag_neo4j.store.database import Database
 
@@ -61,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q.question for q in load_questions(resolve_dataset(args.dataset, data_dir=args.data_dir).questions,
                                                     limit=args.limit).questions]
     ours, gds, dense = recipe("hybrid", args.k), recipe("hybrid-gds", args.k), recipe("dense", args.k)
+    # the default with the question read by the builder's NER, as a recipe of this run
+    RECIPES["hybrid, question_ner"] = RECIPES["hybrid"].model_copy(update={"question_ner": True})
     old = {name: (args.baseline_procedures / f"{name}.cypher").read_text(encoding="utf-8")
            for name in ("hybrid_retrieval", "hybrid_retrieval_local")} if args.baseline_procedures else {}
     times: dict[str, list[float]] = {}
@@ -79,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                 times.clear()
             timed("round trip (RETURN 1)", lambda: db.read("RETURN 1 AS one"))
             vector = timed("embed query", lambda: embedder.embed_query(question))
-            mentions = timed("mentions (NER)", lambda: question_mentions(question))
+            mentions = timed("mentions (capitalised spans, the default)", lambda: question_mentions(question, ner=False))
+            timed("mentions (NER, question_ner)", lambda: question_mentions(question, ner=True))
             keys = seed_keys(mentions)
             timed("read: projection state (version + catalog)", lambda: db.query("solver/projection_state", prefix=prefix))
             graph = current_projection(db)
@@ -103,12 +107,12 @@ def main(argv: list[str] | None = None) -> int:
                 timed(name, lambda: db.read(text, **params))
                 if number >= 1:
                     hits[name] = hits.get(name, 0) + db_hits(db, text, params)
-            for name in ("dense", "hybrid", "hybrid-gds"):
+            for name in ("dense", "hybrid", "hybrid, question_ner", "hybrid-gds"):
                 timed(f"end to end: search {name}", lambda: search(db, embedder, question, k=args.k, recipe_name=name))
             if old:
                 def before_path() -> None:  # the older path: embedding, NER, linking read, 2 projection reads, statement
                     vector = embedder.embed_query(question)
-                    found = question_mentions(question)
+                    found = question_mentions(question, ner=True)
                     linked = link_exact(db, found, max_chunks=gds.max_seed_chunks)
                     seeds = list(dict.fromkeys(entity for mention in found for entity in linked[mention]))
                     db.query("solver/graph_version")

@@ -67,7 +67,7 @@ def musique_hops(path: Path, limit: int) -> list[dict[str, Any]]:
                                     hop["question"])
             gold = paragraphs[hop["paragraph_support_idx"]]
             rows.append({"question": question["id"], "hop": number, "text": text,
-                         "names": list(dict.fromkeys([*used, *question_mentions(text)])),
+                         "names": list(dict.fromkeys([*used, *question_mentions(text, ner=True)])),
                          "gold": unit_of("paragraph", gold["title"], gold["paragraph_text"])})
             answers.append(hop["answer"])
     return rows
@@ -81,7 +81,7 @@ def wiki_hops(path: Path, limit: int) -> list[dict[str, Any]]:
         for subject, relation, answer in question["evidences"]:
             text = f"What is the {relation} of {subject}?"
             rows.append({"question": question["_id"], "hop": int(subject in found), "text": text,
-                         "names": list(dict.fromkeys([subject, *question_mentions(text)])),
+                         "names": list(dict.fromkeys([subject, *question_mentions(text, ner=True)])),
                          "gold": unit_of("title", subject, "")})
             found.add(answer)
     return rows

@@ -1,8 +1,9 @@
 """Single-shot hybrid search for a question: link its mentions, then one fused retrieval.
 
-No LLM is involved: the question's entity mentions (the builder's NER, see
-:mod:`kag_neo4j.solver.mentions`) are linked to entities - by exact resolution key, or fuzzily
-(the recipe's ``seed_linking``) - which seed Personalized PageRank, and
+No LLM is involved: the question's entity mentions (its capitalised spans and quoted strings, or
+the builder's NER with ``RetrievalConfig.question_ner``; see :mod:`kag_neo4j.solver.mentions`) are
+linked to entities - by exact resolution key, or fuzzily (the recipe's ``seed_linking``) - which
+seed Personalized PageRank, and
 ``procedures/hybrid_retrieval.cypher`` fuses dense, fulltext and PPR ranks in one read. This is
 what ``kag-neo4j eval``'s ``ours`` method measures, what ``KAG.search`` returns, and what the
 MCP ``search`` tool and the neo4j-graphrag retriever serve.
@@ -25,7 +26,7 @@ from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["SearchResult", "recipe", "search"]
 
-#: one thread reads every question's mentions (one at a time: the NER model is not shared across threads)
+#: with ``question_ner``, one thread reads every question's mentions (one at a time: the NER model is not shared)
 _MENTIONS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kag-mentions")
 
 
@@ -72,10 +73,12 @@ def search(
     keys: list[str] = []
     vector: list[float] | None = None
     if config.weights.ppr > 0:
-        # the mentions are read (NER, Python) while the question is embedded (native code, outside the GIL)
-        pending = _MENTIONS.submit(question_mentions, question)
-        vector = embedder.embed_query(question)
-        mentions = pending.result()
+        if config.question_ner:  # read (NER, Python) while the question is embedded (native code, outside the GIL)
+            pending = _MENTIONS.submit(question_mentions, question, ner=True)
+            vector = embedder.embed_query(question)
+            mentions = pending.result()
+        else:
+            mentions = question_mentions(question, ner=False)
         if config.seed_linking == "exact":  # linked inside the retrieval statement (no round trip of its own)
             keys = seed_keys(mentions)
         else:

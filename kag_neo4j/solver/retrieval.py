@@ -102,6 +102,13 @@ class RetrievalConfig(BaseModel):
         "how single-shot search (kag_neo4j.solver.question_search) links the question's mentions to PPR seeds: "
         "'exact' takes the entities whose resolution key equals the mention's (a mention without one seeds "
         "nothing), 'fuzzy' the best link_k entities of fulltext + vector linking"))
+    question_ner: bool = Field(default=False, description=(
+        "single-shot search reads the question's mentions with the builder's NER (spaCy / jiagu) and fills its gaps "
+        "with capitalised spans (True), or takes the capitalised spans and quoted strings alone (False: "
+        "kag_neo4j.solver.mentions.capitalised_mentions; a question in a script without capitals still goes to the "
+        "NER). False measured best: 0.1 instead of 4 ms a question, which the NER could not hide behind the query "
+        "embedding on 2 cores; search hybrid / dense p50 on 2Wiki (6.7k chunks) 1.23x / 1.29x -> 1.11x / 1.20x in "
+        "two runs; R@2 / R@5 equal or higher on the three dev sets (BENCHMARKS.md, 'Question mentions without NER')"))
     max_seed_chunks: int | None = Field(default=5, ge=1, description=(
         "with exact seed linking, an entity mentioned in more chunks than this does not seed PPR: a hub "
         "('the United States') spreads the walk over passages the question is not about; None keeps every link"))

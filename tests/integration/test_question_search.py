@@ -37,6 +37,12 @@ def test_search_links_the_question_and_ranks_chunks_without_a_model(kag: KAG) ->
     assert knowledge_counts(kag.db) == before
 
 
+def test_names_joined_by_and_each_seed_pagerank(kag: KAG) -> None:
+    result = kag.search("Did Ada Pembroke and Kestrel Bay share a harbour?", k=3)
+    assert {"Ada Pembroke", "Kestrel Bay"} <= set(result.mentions)
+    assert {"person:ada", "town:kestrel"} <= set(result.seed_entity_ids)
+
+
 def test_a_dense_search_links_nothing(kag: KAG) -> None:
     result = kag.search("Where was Ada Pembroke born?", k=2, recipe="dense")
     assert result.mentions == [] and result.seed_entity_ids == []
