@@ -21,7 +21,7 @@ from kag_neo4j.errors import KagError
 
 __all__ = ["capitalised_mentions", "question_mentions"]
 
-_TOKEN = re.compile(r"[\w][\w'’.\-]*", re.UNICODE)
+_TOKEN = re.compile(r"[\w][\w'’.\-]*|&", re.UNICODE)  # "&" is a connector (Simon & Simon)
 _POSSESSIVE = re.compile(r"['’]s$")
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,80})[\"“”«»]")
 _QUALIFIER = re.compile(r"\s*\(([^()]{1,40})\)")
@@ -91,10 +91,7 @@ def capitalised_mentions(text: str) -> list[str]:
         token = raw.rstrip(".")
         # a full stop ends the sentence, unless it ends an initial (G.) or an abbreviation (U.S.)
         sentence_end = raw.endswith(".") and len(token) > 1 and "." not in token
-        between = text[previous_end : match.start()].strip()
-        if between == "&" and run:
-            run.append("&")  # Simon & Simon
-        elif between:
+        if text[previous_end : match.start()].strip():
             close()  # punctuation between the words
         previous_end = match.end()
         lowered = token.casefold()

@@ -12,7 +12,6 @@ MCP ``search`` tool and the neo4j-graphrag retriever serve.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -25,10 +24,6 @@ from kag_neo4j.solver.retrieval import RECIPES, RankedList, RetrievalConfig, hyb
 from kag_neo4j.store.runner import QueryRunner
 
 __all__ = ["SearchResult", "recipe", "search"]
-
-#: with ``question_ner``, one thread reads every question's mentions (one at a time: the NER model is not shared)
-_MENTIONS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kag-mentions")
-
 
 class SearchResult(BaseModel):
     """The chunks found for ``question``, best first, and the entities that seeded PageRank."""
@@ -71,14 +66,8 @@ def search(
     mentions: list[str] = []
     seeds: list[str] = []
     keys: list[str] = []
-    vector: list[float] | None = None
     if config.weights.ppr > 0:
-        if config.question_ner:  # read (NER, Python) while the question is embedded (native code, outside the GIL)
-            pending = _MENTIONS.submit(question_mentions, question, ner=True)
-            vector = embedder.embed_query(question)
-            mentions = pending.result()
-        else:
-            mentions = question_mentions(question, ner=False)
+        mentions = question_mentions(question, ner=config.question_ner)
         if config.seed_linking == "exact":  # linked inside the retrieval statement (no round trip of its own)
             keys = seed_keys(mentions)
         else:
@@ -87,7 +76,7 @@ def search(
                     if entity.id not in seeds:
                         seeds.append(entity.id)
     found = hybrid_retrieval(runner, embedder, question, seed_entity_ids=seeds, seed_keys=keys, config=config,
-                             query_vector=vector, extra_lists=extra_lists)
+                             extra_lists=extra_lists)
     chunks = found.chunks
     seeds = seeds or found.linked_entity_ids
     backend = ppr_backend(runner, config) if config.weights.ppr > 0 else None
