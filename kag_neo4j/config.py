@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     #: how full extraction asks the model to write its reply: positional rows (about half the
     #: tokens of keyed objects, measured in BENCHMARKS.md) or keyed objects
     extract_format: Literal["rows", "objects"] = "rows"
+    #: with a schema, full extraction also asks the schema relations of the entity each chunk is
+    #: about as a form (one more call per such chunk; builder/extract/schema_fill.py)
+    extract_schema_fill: bool = True
     #: a name registered in kag_neo4j.models.providers (e5, sentence-transformers, openai, hashing, or yours)
     embedder: str = "e5"
     embedding_model: str | None = None

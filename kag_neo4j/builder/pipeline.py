@@ -264,7 +264,7 @@ def build_extractor(
         llm = build_llm(settings)
     extraction = Extraction(
         mode=mode, llm=llm if mode == "full" else None, schema=schema, dangling=dangling,
-        reply_format=settings.extract_format,
+        reply_format=settings.extract_format, schema_fill=settings.extract_schema_fill,
     )
     return extraction, llm
 

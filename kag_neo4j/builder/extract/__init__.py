@@ -89,6 +89,7 @@ class Extraction(DocumentExtractor):
         index: RecordIndex | None = None,
         dangling: Dangling = "skip",
         reply_format: ReplyFormat = "rows",
+        schema_fill: bool = True,
     ) -> None:
         if mode not in ("full", "light"):
             raise ConfigError(f"extraction mode must be 'full' or 'light', got {mode!r}")
@@ -102,7 +103,8 @@ class Extraction(DocumentExtractor):
         #: structured references to records the load lacks: skip (reported) or create bare nodes
         self.dangling = dangling
         self.full = (
-            FullExtractor(llm, schema=self.schema, reply_format=reply_format) if llm is not None and mode == "full" else None
+            FullExtractor(llm, schema=self.schema, reply_format=reply_format, schema_fill=schema_fill)
+            if llm is not None and mode == "full" else None
         )
         self.light = LightExtractor(schema=self.schema) if mode == "light" else None
         #: light mode takes a whole group of documents at once (spaCy batches their chunks); full

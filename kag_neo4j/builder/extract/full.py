@@ -33,6 +33,7 @@ from kag_neo4j.prompts.extract_rows import RowsExtractionResponse, build_extract
 from .base import ExtractionFailure, ExtractionResult
 from .language import detect_language
 from .schema_check import schema_check
+from .schema_fill import FILL_MAX_TOKENS, FillRequest, SchemaFill
 from .schema_view import SchemaView, schema_view
 
 if TYPE_CHECKING:
@@ -157,7 +158,9 @@ class FullExtractor:
     ``max_tokens`` is halved and extracted again (0: never). ``split_factless``: extract the halves
     of a chunk whose reply names :data:`FACTLESS_ENTITIES` or more entities but no relation or
     event, and merge what they add. ``reply_format``: how the model
-    writes its reply (:data:`ReplyFormat`); both give the same kind of extraction. Fatal model
+    writes its reply (:data:`ReplyFormat`); both give the same kind of extraction. ``schema_fill``:
+    with a schema, ask the relations of the entity a chunk is about as a form, in one more call
+    (:mod:`~kag_neo4j.builder.extract.schema_fill`). Fatal model
     problems (model missing, bad configuration) raise; every other failure is recorded for its chunk.
     """
 
@@ -171,6 +174,7 @@ class FullExtractor:
         max_splits: int = 2,
         reply_format: ReplyFormat = "rows",
         split_factless: bool = True,
+        schema_fill: bool = True,
     ) -> None:
         if reply_format not in REPLY_FORMATS:
             raise ConfigError(f"unknown extraction reply format {reply_format!r}; choose one of {', '.join(REPLY_FORMATS)}")
@@ -185,9 +189,13 @@ class FullExtractor:
         self.language = language
         self.max_tokens = max_tokens
         self._listing = self.schema.listing() if self.schema is not None else None
+        self.fill = SchemaFill(self.schema) if self.schema is not None and schema_fill else None
+
+    def _language(self, chunk: ChunkRecord) -> Literal["en", "zh"]:
+        return detect_language(chunk.text) if self.language == "auto" else self.language
 
     def messages(self, chunk: ChunkRecord) -> list:
-        language = detect_language(chunk.text) if self.language == "auto" else self.language
+        language = self._language(chunk)
         build = build_extract_rows_messages if self.reply_format == "rows" else build_extract_messages
         return build(
             chunk.text,
@@ -234,9 +242,45 @@ class FullExtractor:
         merged.issues.append(f"the reply stated no fact; its halves were extracted again and added {added}")
         return merged
 
-    def extract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
-        """One chunk; raises :class:`ChunkExtractionError` when its output stays invalid."""
-        splits_left = self.max_splits if splits_left is None else splits_left
+    def _fill_request(self, chunk: ChunkRecord, extraction: ChunkExtraction) -> FillRequest | None:
+        return self.fill.request(chunk, extraction, self._language(chunk)) if self.fill is not None else None
+
+    def _fill_failed(self, extraction: ChunkExtraction, request: FillRequest, exc: ModelError) -> ChunkExtraction:
+        log.warning("schema fill for %r failed: %s", request.entity.name, exc)
+        issue = f"schema fill for {request.entity.name!r} failed ({exc}); the chunk's other facts stand"
+        return extraction.model_copy(update={"issues": [*extraction.issues, issue]})
+
+    def extract(self, chunk: ChunkRecord) -> ChunkExtraction:
+        """One chunk, then its schema fill; raises :class:`ChunkExtractionError` when its output
+        stays invalid."""
+        extraction = self._extract(chunk, splits_left=self.max_splits)
+        request = self._fill_request(chunk, extraction)
+        if request is None or self.fill is None:
+            return extraction
+        try:
+            response = self.llm.generate_object(request.messages, request.response_model, stage="extract-fill",
+                                                max_tokens=FILL_MAX_TOKENS)
+        except (ModelUnavailableError, ConfigError):
+            raise
+        except ModelError as exc:
+            return self._fill_failed(extraction, request, exc)
+        return self.fill.apply(chunk, extraction, request, response)
+
+    async def aextract(self, chunk: ChunkRecord) -> ChunkExtraction:
+        extraction = await self._aextract(chunk, splits_left=self.max_splits)
+        request = self._fill_request(chunk, extraction)
+        if request is None or self.fill is None:
+            return extraction
+        try:
+            response = await self.llm.agenerate_object(request.messages, request.response_model,
+                                                       stage="extract-fill", max_tokens=FILL_MAX_TOKENS)
+        except (ModelUnavailableError, ConfigError):
+            raise
+        except ModelError as exc:
+            return self._fill_failed(extraction, request, exc)
+        return self.fill.apply(chunk, extraction, request, response)
+
+    def _extract(self, chunk: ChunkRecord, *, splits_left: int) -> ChunkExtraction:
         try:
             response = self.llm.generate_object(
                 self.messages(chunk), self._response_model, stage="extract", max_tokens=self.max_tokens
@@ -245,19 +289,18 @@ class FullExtractor:
             raise
         except ModelError as exc:
             parts = self._split(chunk, exc, splits_left)
-            return merge_extractions(chunk.id, [self.extract(part, splits_left=splits_left - 1) for part in parts])
+            return merge_extractions(chunk.id, [self._extract(part, splits_left=splits_left - 1) for part in parts])
         extraction = self._finish(chunk, response)
         again = self._factless_halves(chunk, extraction, splits_left)
         if not again:
             return extraction
         try:
-            done = [self.extract(part, splits_left=0) for part in again]
+            done = [self._extract(part, splits_left=0) for part in again]
         except ChunkExtractionError:
             return extraction  # the halves failed: the reply's entities still stand
         return self._with_halves(chunk.id, extraction, done)
 
-    async def aextract(self, chunk: ChunkRecord, *, splits_left: int | None = None) -> ChunkExtraction:
-        splits_left = self.max_splits if splits_left is None else splits_left
+    async def _aextract(self, chunk: ChunkRecord, *, splits_left: int) -> ChunkExtraction:
         try:
             response = await self.llm.agenerate_object(
                 self.messages(chunk), self._response_model, stage="extract", max_tokens=self.max_tokens
@@ -266,14 +309,14 @@ class FullExtractor:
             raise
         except ModelError as exc:
             parts = self._split(chunk, exc, splits_left)
-            done = [await self.aextract(part, splits_left=splits_left - 1) for part in parts]
+            done = [await self._aextract(part, splits_left=splits_left - 1) for part in parts]
             return merge_extractions(chunk.id, done)
         extraction = self._finish(chunk, response)
         again = self._factless_halves(chunk, extraction, splits_left)
         if not again:
             return extraction
         try:
-            done = [await self.aextract(part, splits_left=0) for part in again]
+            done = [await self._aextract(part, splits_left=0) for part in again]
         except ChunkExtractionError:
             return extraction  # the halves failed: the reply's entities still stand
         return self._with_halves(chunk.id, extraction, done)

@@ -1,0 +1,157 @@
+"""Schema fill: the relations a schema declares for the entity a passage is about, asked as a form.
+
+Full extraction asks a model for free rows; a small one names a fact in its own words (``治疗``
+where the schema says ``applicableMedicine``) and leaves its object untyped, so the fact is an open
+one between a ``Disease`` and a generic entity. KAG's schema-constrained extraction instead asks,
+for a record of a schema type, the values of that type's relations. :class:`SchemaFill` does that
+for the entity a chunk is about — the extracted entity whose name is the chunk's title, when the
+extraction gave it a schema type — in one more call per chunk:
+
+* the form holds the type's relations whose range is an entity type (a concept range is left to
+  the concept graph; a literal property is already asked for by the main call);
+* each value must be written in the chunk (spaces and case aside), so a name the model made up is
+  dropped and counted in the chunk's issues;
+* each value becomes a relation under the schema's relation name, its object typed by the
+  relation's range (an untyped entity of that name in the chunk takes the type; one the main
+  call typed otherwise keeps its type, and alignment keeps that fact open).
+
+A chunk with no such entity costs nothing. A failed fill call is reported in the chunk's issues
+and the main extraction stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kag_neo4j.builder.normalise import name_key
+from kag_neo4j.builder.records import (
+    ChunkExtraction,
+    ChunkRecord,
+    ExtractedEntity,
+    ExtractedRelation,
+)
+from kag_neo4j.builder.type_resolution import GENERIC_TYPES
+from kag_neo4j.models.base import ChatMessage
+from kag_neo4j.prompts.extract import Language
+from kag_neo4j.prompts.fill import (
+    FillField,
+    FillResponse,
+    build_fill_messages,
+    fill_form,
+)
+
+from .schema_view import SchemaView
+
+__all__ = ["FillRequest", "SchemaFill"]
+
+#: tokens a filled form may take (a dozen short names per relation at most)
+FILL_MAX_TOKENS = 384
+
+
+@dataclass(frozen=True)
+class FillRequest:
+    """One form to ask: the entity, its type, the messages and the response model."""
+
+    entity: ExtractedEntity
+    type_name: str
+    messages: list[ChatMessage]
+    response_model: type[FillResponse]
+
+
+def _compact(text: str) -> str:
+    return "".join(text.split()).casefold()
+
+
+class SchemaFill:
+    """Builds the form for a chunk's subject and folds the reply into its extraction."""
+
+    def __init__(self, schema: SchemaView) -> None:
+        self.schema = schema
+        self._forms: dict[tuple[str, Language], tuple[list[FillField], type[FillResponse]] | None] = {}
+
+    def form(self, type_name: str, language: Language) -> tuple[list[FillField], type[FillResponse]] | None:
+        """The fields and response model of ``type_name``'s form (None: nothing to fill)."""
+        cache_key = (type_name, language)
+        if cache_key not in self._forms:
+            info = self.schema.types.get(type_name)
+            fields = []
+            for relation in info.relations.values() if info is not None else []:
+                target = self.schema.types.get(relation.target)
+                if target is None or target.kind != "entity":
+                    continue
+                key = relation.display_name if language == "zh" and relation.display_name else relation.name
+                fields.append(FillField(key=key, relation=relation.name, target=relation.target,
+                                        target_display=target.display_name if language == "zh" else None))
+            if len({field.key for field in fields}) != len(fields):  # two relations with one display name
+                fields = [FillField(key=f.relation, relation=f.relation, target=f.target, target_display=f.target_display)
+                          for f in fields]
+            self._forms[cache_key] = (fields, fill_form(f"Fill{type_name}", fields)) if fields else None
+        return self._forms[cache_key]
+
+    def request(self, chunk: ChunkRecord, extraction: ChunkExtraction, language: Language) -> FillRequest | None:
+        """The form to ask for ``chunk`` (None when its title names no entity of a type with one)."""
+        title = name_key(chunk.title) if chunk.title.strip() else ""
+        if not title:
+            return None
+        subject = next((e for e in extraction.entities if name_key(e.name) == title and e.type in self.schema.types), None)
+        form = self.form(subject.type, language) if subject is not None else None
+        if subject is None or form is None:
+            return None
+        fields, model = form
+        info = self.schema.types[subject.type]
+        shown = info.display_name if language == "zh" and info.display_name else subject.type
+        messages = build_fill_messages(chunk.text, entity=subject.name, entity_type=shown, fields=fields,
+                                       title=chunk.title, language=language)
+        return FillRequest(entity=subject, type_name=subject.type, messages=messages, response_model=model)
+
+    def apply(self, chunk: ChunkRecord, extraction: ChunkExtraction, request: FillRequest,
+              response: FillResponse) -> ChunkExtraction:
+        """``extraction`` with the filled relations added (see the module docs)."""
+        text = _compact(chunk.text)
+        subject = request.entity
+        info = self.schema.types[request.type_name]
+        entities = list(extraction.entities)
+        position = {name_key(entity.name): i for i, entity in enumerate(entities)}
+        held = {(name_key(r.subject), r.predicate, name_key(r.object)) for r in extraction.relations}
+        relations = list(extraction.relations)
+        dropped: list[str] = []
+        retyped: dict[str, str] = {}
+        added = 0
+        for relation_name, names in response.values().items():
+            target = info.relations[relation_name].target
+            for name in dict.fromkeys(names):
+                key = name_key(name)
+                if not key or key == name_key(subject.name) or _compact(name) not in text:
+                    dropped.append(name)
+                    continue
+                if key in position:
+                    entity = entities[position[key]]
+                    if entity.type.strip().casefold() in GENERIC_TYPES or entity.type not in self.schema.types:
+                        entities[position[key]] = entity.model_copy(update={"type": target})
+                        retyped[key] = target
+                else:
+                    position[key] = len(entities)
+                    entities.append(ExtractedEntity(name=name, type=target))
+                if (name_key(subject.name), relation_name, key) in held:
+                    continue
+                held.add((name_key(subject.name), relation_name, key))
+                relations.append(ExtractedRelation(subject=subject.name, predicate=relation_name, object=name,
+                                                   subject_type=request.type_name,
+                                                   object_type=entities[position[key]].type))
+                added += 1
+        relations = [self._retyped(relation, retyped) for relation in relations]
+        issues = list(extraction.issues)
+        issues.append(f"schema fill for {subject.name!r} ({request.type_name}): {added} relation(s)")
+        if dropped:
+            shown = ", ".join(repr(name) for name in dropped[:5]) + (" …" if len(dropped) > 5 else "")
+            issues.append(f"schema fill: {len(dropped)} name(s) not written in the chunk dropped ({shown})")
+        return extraction.model_copy(update={"entities": entities, "relations": relations, "issues": issues})
+
+    def _retyped(self, relation: ExtractedRelation, retyped: dict[str, str]) -> ExtractedRelation:
+        """``relation`` with the types its untyped endpoints took from the form."""
+        update = {}
+        for end, key in (("subject_type", name_key(relation.subject)), ("object_type", name_key(relation.object))):
+            held = getattr(relation, end)
+            if key in retyped and (held is None or held not in self.schema.types):
+                update[end] = retyped[key]
+        return relation.model_copy(update=update) if update else relation
