@@ -163,8 +163,11 @@ class Runtime:
         language: Language,
         memory: Memory | None = None,
         extra_lists: Sequence[RankedList] = (),
+        question: str = "",
     ) -> None:
         self.db = db
+        #: the question the run answers (each step also has its own sub-question)
+        self.question = question
         self.llm = llm
         self.embedder = embedder
         self.config = config

@@ -95,7 +95,7 @@ class Solver:
         began = time.perf_counter()
         before = _stages(self.llm)
         rt = Runtime(self.db, self.llm, self.embedder, config=self.config, language=pick_language(language, question),
-                     extra_lists=self.ranked_lists)
+                     extra_lists=self.ranked_lists, question=question)
         version, schema = self._versioned_schema()
         planner = Planner(rt, schema_summary=schema.summary(), classes=bool(schema.classes),
                           causal=schema.causal[0] if schema.causal else None)

@@ -8,8 +8,10 @@ How a Retrieval runs (every query a ``.cypher`` file, every value a parameter, r
    *free* (what the step looks for). A linked entity anchors the hop only when its name is close
    to the mention; otherwise it only seeds PPR. A step whose ends are all free (the fallback
    plan, or a small model that left the name out) is anchored on the entities its sub-question
-   spells out: their facts are read as in 2, and a concept membership whose class the
-   sub-question names (``柏*是赌博App老板吗？``) answers like one asked with ``p=belongTo``.
+   spells out (a step that reads no earlier result and whose sub-question names nobody — "某人是
+   赌博App老板吗？" — on those the question spells out): their facts are read as in 2, and a
+   concept membership whose class the sub-question names (``柏*是赌博App老板吗？``) answers like
+   one asked with ``p=belongTo``.
 2. **Graph facts** (schema relations, open facts, properties). ``cypher/solver/one_hop.cypher``
    runs from the anchors with the predicate as a normalised value and the constraints as values;
    when the exact predicate finds nothing, every fact around the anchors is read and ranked by
@@ -335,6 +337,12 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
         # the plan named nobody (the fallback plan, or a small model's): start from the entities
         # the sub-question spells out, and read what the graph says of them
         mentioned = _mentioned(rt, record, question)
+        if not mentioned and not ctx.reads and rt.question and rt.question != question:
+            # a sub-question that names nobody ("某人是赌博App老板吗？" for "柏*是赌博App老板吗？") in a
+            # step that reads no earlier result asks about what the question names
+            mentioned = _mentioned(rt, record, rt.question)
+            if mentioned:
+                record.note += "the sub-question names nobody: "
         if mentioned:
             anchor, other = End(role="s", element=s.element, kind="named", ids=mentioned, seeds=mentioned), o
             asked = None if predicate else question
