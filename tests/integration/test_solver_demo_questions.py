@@ -215,6 +215,31 @@ Action2: Output(o1)""")
     assert {(f.subject_id, f.predicate) for f in answer.kg_path} == {(f"Disease:#{disease['idx']}", "applicableMedicine")}
 
 
+def test_a_name_the_plan_types_wrongly_anchors_on_the_entity_of_that_name(
+    medicine: Database, test_settings: Settings, tmp_path: Path
+) -> None:
+    folder = DEMOS / "medicine"
+    (disease,) = [r for r in _rows(folder / "Disease.csv") if r["title"] == "甲状腺结节"]
+    names = {disease["title"], *(a for a in disease["alias"].split(",") if a)}
+    want = {r["O"] for r in _rows(folder / "SPO.csv") if r["S"] in names and r["P"] in {"applicableMedicine", "适用药品"}}
+    # a symptom sharing a character with the disease: linking the mention as a Symptom finds it, loosely
+    (tmp_path / "Symptom.csv").write_text("id,name\ns1,腺体疼痛\n", encoding="utf-8")
+    schema = load_schema(str(FIXTURES / "schemas" / "Medicine.schema"))
+    load([tmp_path / "Symptom.csv"], medicine, test_settings, LoadOptions(mode="light", spg_schema=schema, similarity=None),
+         embedder=HashingEmbedder(TEST_DIMENSION), read_options=with_schema_types(ReadOptions(), schema))
+    assert want and not medicine.read("MATCH (s:Symptom {name: '甲状腺结节'}) RETURN s")
+    assert medicine.read("MATCH (s:Symptom) RETURN s")
+    # the offline planner's typing of the disease as a symptom (2026-12-08)
+    answer = _ask(medicine, "甲状腺结节可以吃什么药？", """\
+Step1: 甲状腺结节可以吃什么药？
+Action1: Retrieval(s=s1:Symptom[`甲状腺结节`], p=p1:applicableMedicine, o=o1:Medicine)
+Action2: Output(o1)""")
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source == "graph" and step.llm_calls == 0
+    assert set(answer.answer.split("、")) == want
+    assert {f.subject_id for f in answer.kg_path} == {f"Disease:#{disease['idx']}"}
+
+
 def test_a_predicate_the_graph_words_otherwise_gives_the_sub_answer_the_facts_reaching_the_asked_type(
     medicine: Database,
 ) -> None:

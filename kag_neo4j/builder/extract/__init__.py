@@ -1,6 +1,7 @@
 """Extraction: chunks -> :class:`~kag_neo4j.builder.extract.base.ExtractionResult`.
 
-* ``full`` (:class:`FullExtractor`): one structured LLM call per chunk.
+* ``full`` (:class:`FullExtractor`): one structured LLM call per chunk (with a schema, one
+  more for a chunk titled by a typed entity: :mod:`.schema_fill`).
 * ``light`` (:class:`LightExtractor`): spaCy / jiagu NER and co-occurrence relations, no LLM.
 * ``structured`` (:func:`structured_extract`): CSV/JSON records mapped onto schema types.
 

@@ -1,4 +1,5 @@
-"""Full extraction: one structured LLM call per chunk (entities, events, relations, properties).
+"""Full extraction: one structured LLM call per chunk (entities, events, relations, properties),
+and with a schema the form of the entity the chunk is about (:mod:`.schema_fill`).
 
 The call goes through the :class:`~kag_neo4j.models.base.LLM` protocol (``stage="extract"``), so
 the models layer's response cache, token accounting, retries and JSON repair apply. A chunk so

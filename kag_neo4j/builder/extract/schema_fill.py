@@ -14,6 +14,11 @@ extraction gave it a schema type — in one more call per chunk:
 * each value becomes a relation under the schema's relation name, its object typed by the
   relation's range (an untyped entity of that name in the chunk takes the type; one the main
   call typed otherwise keeps its type, and alignment keeps that fact open).
+* an open predicate of the subject in the main call's rows whose objects share a name with one
+  filled relation's and with no other's is read as that relation for this chunk: a 1.5B model
+  fills ``适用药品`` with the first three treatments a passage names and writes ``治疗`` rows for
+  all six, so the six become ``applicableMedicine`` (``治疗`` sharing objects with two relations,
+  or with none, stays an open fact only).
 
 A chunk with no such entity costs nothing. A failed fill call is reported in the chunk's issues
 and the main extraction stands.
@@ -106,46 +111,35 @@ class SchemaFill:
 
     def apply(self, chunk: ChunkRecord, extraction: ChunkExtraction, request: FillRequest,
               response: FillResponse) -> ChunkExtraction:
-        """``extraction`` with the filled relations added (see the module docs)."""
+        """``extraction`` with the filled relations added, and those its open predicates mean
+        (see the module docs)."""
         text = _compact(chunk.text)
         subject = request.entity
-        info = self.schema.types[request.type_name]
-        entities = list(extraction.entities)
-        position = {name_key(entity.name): i for i, entity in enumerate(entities)}
-        held = {(name_key(r.subject), r.predicate, name_key(r.object)) for r in extraction.relations}
-        relations = list(extraction.relations)
+        ranges = {name: relation.target for name, relation in self.schema.types[request.type_name].relations.items()}
+        added = _Additions(self.schema, extraction, subject, request.type_name)
         dropped: list[str] = []
-        retyped: dict[str, str] = {}
-        added = 0
+        filled: dict[str, set[str]] = {}
         for relation_name, names in response.values().items():
-            target = info.relations[relation_name].target
             for name in dict.fromkeys(names):
                 key = name_key(name)
                 if not key or key == name_key(subject.name) or _compact(name) not in text:
                     dropped.append(name)
                     continue
-                if key in position:
-                    entity = entities[position[key]]
-                    if entity.type.strip().casefold() in GENERIC_TYPES or entity.type not in self.schema.types:
-                        entities[position[key]] = entity.model_copy(update={"type": target})
-                        retyped[key] = target
-                else:
-                    position[key] = len(entities)
-                    entities.append(ExtractedEntity(name=name, type=target))
-                if (name_key(subject.name), relation_name, key) in held:
-                    continue
-                held.add((name_key(subject.name), relation_name, key))
-                relations.append(ExtractedRelation(subject=subject.name, predicate=relation_name, object=name,
-                                                   subject_type=request.type_name,
-                                                   object_type=entities[position[key]].type))
-                added += 1
-        relations = [self._retyped(relation, retyped) for relation in relations]
+                filled.setdefault(relation_name, set()).add(key)
+                added.relation(relation_name, ranges[relation_name], name)
         issues = list(extraction.issues)
-        issues.append(f"schema fill for {subject.name!r} ({request.type_name}): {added} relation(s)")
+        for predicate, (relation_name, shared) in _meanings(extraction, subject, filled, ranges).items():
+            for relation in extraction.relations:
+                if name_key(relation.subject) == name_key(subject.name) and relation.predicate == predicate:
+                    added.relation(relation_name, ranges[relation_name], relation.object)
+            issues.append(f"schema fill: {predicate!r} of {subject.name!r} read as {relation_name} "
+                          f"({shared} object(s) shared with the form)")
+        issues.append(f"schema fill for {subject.name!r} ({request.type_name}): {added.count} relation(s)")
         if dropped:
             shown = ", ".join(repr(name) for name in dropped[:5]) + (" …" if len(dropped) > 5 else "")
             issues.append(f"schema fill: {len(dropped)} name(s) not written in the chunk dropped ({shown})")
-        return extraction.model_copy(update={"entities": entities, "relations": relations, "issues": issues})
+        relations = [self._retyped(relation, added.retyped) for relation in added.relations]
+        return extraction.model_copy(update={"entities": added.entities, "relations": relations, "issues": issues})
 
     def _retyped(self, relation: ExtractedRelation, retyped: dict[str, str]) -> ExtractedRelation:
         """``relation`` with the types its untyped endpoints took from the form."""
@@ -155,3 +149,57 @@ class SchemaFill:
             if key in retyped and (held is None or held not in self.schema.types):
                 update[end] = retyped[key]
         return relation.model_copy(update=update) if update else relation
+
+
+def _meanings(extraction: ChunkExtraction, subject: ExtractedEntity, filled: dict[str, set[str]],
+              ranges: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """open predicate of ``subject`` -> (the filled relation it means, objects shared): a predicate
+    the schema does not declare whose objects share a name with one filled relation's and with no
+    other's (``治疗`` sharing 抗甲状腺药物 with ``applicableMedicine`` only)."""
+    objects: dict[str, set[str]] = {}
+    for relation in extraction.relations:
+        if name_key(relation.subject) == name_key(subject.name) and relation.predicate not in ranges:
+            objects.setdefault(relation.predicate, set()).add(name_key(relation.object))
+    meanings = {}
+    for predicate, keys in objects.items():
+        shared = {name: len(keys & names) for name, names in filled.items() if keys & names}
+        if len(shared) == 1:
+            ((relation_name, count),) = shared.items()
+            meanings[predicate] = (relation_name, count)
+    return meanings
+
+
+class _Additions:
+    """The extraction's entities and relations as the form adds to them."""
+
+    def __init__(self, schema: SchemaView, extraction: ChunkExtraction, subject: ExtractedEntity, type_name: str) -> None:
+        self.schema = schema
+        self.subject = subject
+        self.type_name = type_name
+        self.entities = list(extraction.entities)
+        self.relations = list(extraction.relations)
+        self.position = {name_key(entity.name): i for i, entity in enumerate(self.entities)}
+        self.held = {(name_key(r.subject), r.predicate, name_key(r.object)) for r in self.relations}
+        #: name key -> the type an untyped entity took from the form
+        self.retyped: dict[str, str] = {}
+        self.count = 0
+
+    def relation(self, relation_name: str, target: str, name: str) -> None:
+        """``subject -relation_name-> name``, the object typed ``target`` unless it has a schema type."""
+        key = name_key(name)
+        if key in self.position:
+            entity = self.entities[self.position[key]]
+            if entity.type.strip().casefold() in GENERIC_TYPES or entity.type not in self.schema.types:
+                self.entities[self.position[key]] = entity.model_copy(update={"type": target})
+                self.retyped[key] = target
+        else:
+            self.position[key] = len(self.entities)
+            self.entities.append(ExtractedEntity(name=name, type=target))
+        fact = (name_key(self.subject.name), relation_name, key)
+        if fact in self.held:
+            return
+        self.held.add(fact)
+        self.relations.append(ExtractedRelation(subject=self.subject.name, predicate=relation_name, object=name,
+                                                subject_type=self.type_name,
+                                                object_type=self.entities[self.position[key]].type))
+        self.count += 1

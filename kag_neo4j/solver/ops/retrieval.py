@@ -139,6 +139,14 @@ def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPla
                          k=rt.config.link_k)
         if events:
             anchors = [LinkedEntity(id=str(row["id"]), name=str(row["name"]), score=1.0) for row in events]
+    if not anchors and type_name is not None and mention.strip():
+        # a plan that typed the name wrongly (a small planner's ``o1:Symptom[`甲状腺结节`]`` for a
+        # Disease): an entity of another type with exactly that name is the one it means
+        exact = [entity for entity in link_mention(rt, record, mention, None) if _close(mention, entity) >= 1.0]
+        if exact:
+            anchors = exact
+            record.used += [Used(kind="Entity", id=e.id, rank=rank, score=round(e.score, 6)) for rank, e in enumerate(exact, 1)]
+            record.note += f"'{mention}' is no {type_name} in the graph: anchored on the entity of that name; "
     if anchors:
         end.ids = [entity.id for entity in anchors]
         end.seeds = list(end.ids)

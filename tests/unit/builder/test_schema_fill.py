@@ -68,6 +68,25 @@ def test_filled_names_become_schema_relations_typed_by_their_range(medicine: Sch
     assert any("dropped" in issue and "卡比马唑" in issue for issue in extraction.issues)
 
 
+def test_an_open_predicate_sharing_objects_with_one_filled_relation_is_read_as_it(medicine: SchemaView) -> None:
+    rows = {
+        "entities": [["甲状腺结节", "疾病", "肿块"]],
+        "relations": [["甲状腺结节", "治疗", "左甲状腺素钠片"], ["甲状腺结节", "治疗", "甲巯咪唑"],
+                      ["甲状腺结节", "有", "丙基硫氧嘧啶"], ["甲状腺结节", "有", "颈部肿块"],
+                      ["甲状腺结节", "诊断", "吞咽困难"]],
+    }
+    reply = {"适用药品": ["左甲状腺素钠片", "丙基硫氧嘧啶"], "常见症状": ["颈部肿块"]}
+    extraction = FullExtractor(ScriptedLLM([rows, reply]), schema=medicine).extract(chunk())
+    medicines = {r.object for r in extraction.relations if r.predicate == "applicableMedicine"}
+    # 治疗 shares 左甲状腺素钠片 with the form's 适用药品 only: its other object 甲巯咪唑 is a medicine too;
+    # 有 shares names with two relations and 诊断 with none: neither is read as a schema relation
+    assert medicines == {"左甲状腺素钠片", "丙基硫氧嘧啶", "甲巯咪唑"}
+    assert {e.name: e.type for e in extraction.entities}["甲巯咪唑"] == "Medicine"
+    assert {r.object for r in extraction.relations if r.predicate == "commonSymptom"} == {"颈部肿块"}
+    assert any("'治疗'" in issue and "applicableMedicine" in issue for issue in extraction.issues)
+    assert not any("'有'" in issue or "'诊断'" in issue for issue in extraction.issues)
+
+
 def test_a_chunk_whose_title_names_no_typed_entity_costs_no_second_call(medicine: SchemaView) -> None:
     llm = ScriptedLLM([ROWS])
     extraction = FullExtractor(llm, schema=medicine).extract(chunk(title="内分泌科的常见病"))
