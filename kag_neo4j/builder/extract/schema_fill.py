@@ -138,17 +138,8 @@ class SchemaFill:
         if dropped:
             shown = ", ".join(repr(name) for name in dropped[:5]) + (" …" if len(dropped) > 5 else "")
             issues.append(f"schema fill: {len(dropped)} name(s) not written in the chunk dropped ({shown})")
-        relations = [self._retyped(relation, added.retyped) for relation in added.relations]
-        return extraction.model_copy(update={"entities": added.entities, "relations": relations, "issues": issues})
-
-    def _retyped(self, relation: ExtractedRelation, retyped: dict[str, str]) -> ExtractedRelation:
-        """``relation`` with the types its untyped endpoints took from the form."""
-        update = {}
-        for end, key in (("subject_type", name_key(relation.subject)), ("object_type", name_key(relation.object))):
-            held = getattr(relation, end)
-            if key in retyped and (held is None or held not in self.schema.types):
-                update[end] = retyped[key]
-        return relation.model_copy(update=update) if update else relation
+        return extraction.model_copy(update={"entities": added.entities, "relations": added.typed_relations(),
+                                             "issues": issues})
 
 
 def _meanings(extraction: ChunkExtraction, subject: ExtractedEntity, filled: dict[str, set[str]],
@@ -203,3 +194,15 @@ class _Additions:
                                                 subject_type=self.type_name,
                                                 object_type=self.entities[self.position[key]].type))
         self.count += 1
+
+    def typed_relations(self) -> list[ExtractedRelation]:
+        """The relations, with the types their untyped endpoints took from the form."""
+        out = []
+        for relation in self.relations:
+            update = {}
+            for end, key in (("subject_type", name_key(relation.subject)), ("object_type", name_key(relation.object))):
+                held = getattr(relation, end)
+                if key in self.retyped and (held is None or held not in self.schema.types):
+                    update[end] = self.retyped[key]
+            out.append(relation.model_copy(update=update) if update else relation)
+        return out
