@@ -57,7 +57,8 @@ def load_command(
         help="Files or folders to load (txt, md, pdf, docx, html, json/jsonl corpora, csv).", show_default=False)] = None,
     schema: Annotated[Path | None, typer.Option("--schema", help="SPG .schema file (or a shipped name, e.g. CompanyFinance) "
                                                 "that extraction and alignment follow.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="full: one LLM call per chunk; light: NER + co-occurrence, no LLM.")] = "full",
+    mode: Annotated[str, typer.Option("--mode", help="full: one LLM call per chunk (with --schema, one more for a chunk "
+                                      "titled by a typed entity); light: NER + co-occurrence, no LLM.")] = "full",
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, max=100_000, help="Chunks per write transaction.")] = 500,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the LLM response cache or the vector cache.")] = False,
     taxonomy: Annotated[Path | None, typer.Option("--taxonomy", help="Concept taxonomy to inject: a folder with nodes.json "

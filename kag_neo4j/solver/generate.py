@@ -65,9 +65,7 @@ def _graph_facts(records: list[StepRecord], indices: list[int]) -> list[KGFact]:
     seen: set[tuple[str, str, str]] = set()
     for index in indices:
         record = records[index]
-        if record.source != "graph":
-            continue
-        for fact in record.facts:
+        for fact in record.facts if record.source == "graph" else record.answer_facts:
             key = (fact.subject_id, fact.predicate, fact.object_id or fact.object)
             if key not in seen:
                 seen.add(key)

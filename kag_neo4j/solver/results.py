@@ -98,6 +98,9 @@ class StepRecord(BaseModel):
     source: Source = "none"
     outputs: dict[str, str] = Field(default_factory=dict, description="alias -> value it was bound to")
     facts: list[KGFact] = Field(default_factory=list)
+    #: of ``facts`` given to a sub-answer (a ``graph+chunks`` step), those whose other end is an entity
+    #: the answer named: the graph facts the answer rests on, in the run's KG path
+    answer_facts: list[KGFact] = Field(default_factory=list)
     used: list[Used] = Field(default_factory=list)
     evidence: list[str] = Field(default_factory=list, description="ids of the chunks that support the outputs")
     queries: list[QueryRecord] = Field(default_factory=list)

@@ -240,6 +240,26 @@ Action2: Output(o1)""")
     assert {f.subject_id for f in answer.kg_path} == {f"Disease:#{disease['idx']}"}
 
 
+def test_each_name_of_a_listed_sub_answer_links_to_its_own_entity(medicine: Database) -> None:
+    typed = {"applicableMedicine", "commonSymptom"}  # S,P,O rows whose objects the schema types
+    want = sorted({r["O"] for r in _rows(DEMOS / "medicine" / "SPO.csv") if r["P"] in typed})
+    ids = {row["id"] for row in medicine.read("MATCH (e:Entity) WHERE e.name IN $names RETURN e.id AS id", names=want)}
+    assert len(want) >= 2 and len(ids) == len(want)
+    # the fallback plan (every end free): the sub-answer lists names with the enumeration comma
+    llm = ScriptedLLM([{"logical_form": "Step1: x\nAction1: Deduce(op=equal, content=[`o2`, `o3`], target=`x`)->d1"},
+                       {"answer": "、".join(want), "evidence": [1]}])
+    answer = KAG(medicine, llm, HashingEmbedder(TEST_DIMENSION)).ask("甲状腺结节可以吃什么药？", trace=False)
+    (step,) = [s for s in answer.steps if s.op == "Retrieval"]
+    assert step.source in {"graph+chunks", "chunks"}, step.note
+    linked = {u.id for u in step.used if u.kind == "Entity" and u.id in ids}
+    assert linked == ids, "each listed name is linked to its node, not the list to one of them"
+    assert set(answer.answer.split("、")) == set(want)
+    # the KG path: of the facts the sub-answer was given, those whose other end the answer named
+    about = {r["O"] for r in _rows(DEMOS / "medicine" / "SPO.csv") if r["S"] == "甲状腺结节" and r["P"] in typed}
+    assert about and {(f.predicate, f.object) for f in answer.kg_path} == {("applicableMedicine", o) for o in about}
+    assert all(set(f.chunk_ids) <= {c.chunk_id for c in answer.citations} for f in answer.kg_path), "facts cited"
+
+
 def test_a_predicate_the_graph_words_otherwise_gives_the_sub_answer_the_facts_reaching_the_asked_type(
     medicine: Database,
 ) -> None:

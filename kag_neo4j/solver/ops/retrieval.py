@@ -463,10 +463,15 @@ def run_retrieval(ctx: ActionContext, op: RetrievalOp) -> None:
     if target_type and (target_type in value_types):
         written = " ".join(response.answer.split())[:300]
         value = _normalise_value(written, target_type)
-        item = Item(value=value, written=None if value == written else written)
-    else:
-        item = _link_answer(rt, record, response.answer.strip(), target_type, plan)
-    ctx.bind(target.element.alias, [item], record.source)
+        items = [Item(value=value, written=None if value == written else written)]
+    else:  # each name of a listed answer ("卡比马唑、复方碘口服液") linked on its own
+        items = [_link_answer(rt, record, part, target_type, plan) for part in _listed(response.answer)]
+        named = {item.entity_id for item in items if item.entity_id}
+        record.answer_facts = [c.fact for c in weak if c.trusted and c.other_id in named]
+        fact_chunks = [cid for fact in record.answer_facts for cid in fact.chunk_ids]
+        remember_fact_chunks(rt, record, fact_chunks)
+        record.evidence += [cid for cid in dict.fromkeys(fact_chunks) if cid not in record.evidence]
+    ctx.bind(target.element.alias, items, record.source)
 
 
 def _answer_type(ctx: ActionContext, target: End | None) -> str | None:
@@ -524,6 +529,17 @@ def _mentioned(rt: Runtime, record: StepRecord, text: str) -> list[str]:
 def _entity_type(type_name: str | None, plan: ValidatedPlan) -> str | None:
     """``type_name`` when it names a type of entities, None for a value type or the generic one."""
     return type_name if type_name and type_name != GENERIC_TYPE and not plan.is_value_type(type_name) else None
+
+
+#: what separates the names of a listed answer: the enumeration comma and semicolons (never the comma
+#: or "and", which also join the parts of one name: "Paris, Texas")
+_LIST_SEPARATORS = re.compile(r"\s*[、;；]\s*")
+
+
+def _listed(answer: str) -> list[str]:
+    """The names a sub-answer lists (itself when it is one name), each once."""
+    parts = [part for part in _LIST_SEPARATORS.split(answer.strip()) if part]
+    return list(dict.fromkeys(parts)) or [answer.strip()]
 
 
 def _link_answer(rt: Runtime, record: StepRecord, answer: str, type_name: str | None, plan: ValidatedPlan) -> Item:
