@@ -48,7 +48,7 @@ from kag_neo4j.solver.lf.analysis import AliasSite
 from kag_neo4j.solver.lf.ast import Element, RetrievalOp
 from kag_neo4j.solver.lf.scanner import Scanner
 from kag_neo4j.solver.lf.spec import OperatorSpec
-from kag_neo4j.solver.linking import LinkedEntity
+from kag_neo4j.solver.linking import LinkedEntity, link_exact
 from kag_neo4j.solver.matching import (
     DATE_TYPES,
     NUMBER_TYPES,
@@ -142,10 +142,10 @@ def _resolve_named(rt: Runtime, record: StepRecord, end: End, plan: ValidatedPla
     if not anchors and type_name is not None and mention.strip():
         # a plan that typed the name wrongly (a small planner's ``o1:Symptom[`甲状腺结节`]`` for a
         # Disease): an entity of another type with exactly that name is the one it means
-        exact = [entity for entity in link_mention(rt, record, mention, None) if _close(mention, entity) >= 1.0]
+        exact = link_exact(rt.runner(record), [mention])[mention]
         if exact:
-            anchors = exact
-            record.used += [Used(kind="Entity", id=e.id, rank=rank, score=round(e.score, 6)) for rank, e in enumerate(exact, 1)]
+            anchors = [LinkedEntity(id=entity_id, name=mention, score=1.0) for entity_id in exact]
+            record.used += [Used(kind="Entity", id=entity_id, rank=rank, score=1.0) for rank, entity_id in enumerate(exact, 1)]
             record.note += f"'{mention}' is no {type_name} in the graph: anchored on the entity of that name; "
     if anchors:
         end.ids = [entity.id for entity in anchors]
